@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class ConceptsConfig(AppConfig):
+    name = "concepts"
+    verbose_name = "Concepts and rules"

@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class EmbeddingsConfig(AppConfig):
+    name = "embeddings"
+    verbose_name = "Embeddings and recommendations"

@@ -1,0 +1,1 @@
+# Embedding runs, triplets and recommendations arrive with the embedding lab (issue 5).

@@ -1,0 +1,257 @@
+"""Reading and writing problem files (JSONL and CSV). Pure: no Django imports.
+
+The JSONL format is the one of `shared/data/*/problems.jsonl`: one object per line with
+`id, text, module, labels, level, answer, solution, source` (other keys ignored). We also read
+and write `title`, `released` and `collection`, so an export imports back to the same bank.
+CSV has the same columns; `labels` holds slugs separated by ";".
+
+Parsing never writes anything: it returns every record or every error, with line numbers, so the
+caller can refuse a file with any bad line as a whole.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any, Iterable
+
+MAX_LINE_BYTES = 256 * 1024
+MAX_TEXT_CHARS = 50_000
+MAX_ID_CHARS = 300
+MAX_COLLECTION_CHARS = 100
+MAX_MODULE_CHARS = 200
+MAX_LEVEL_CHARS = 50
+MAX_SOURCE_CHARS = 500
+MAX_TITLE_CHARS = 200
+
+CSV_COLUMNS = ["collection", "id", "title", "module", "labels", "level", "released", "answer", "solution", "source", "text"]
+
+
+@dataclass(frozen=True)
+class ProblemRecord:
+    source_id: str
+    text: str
+    module: str = ""
+    labels: tuple[str, ...] = ()
+    level: str = ""
+    answer: str = ""
+    solution: str = ""
+    source: str = ""
+    title: str = ""
+    released: bool | None = None
+    collection: str = ""
+    line: int = 0
+
+
+@dataclass(frozen=True)
+class LineError:
+    line: int
+    reason: str
+
+    def __str__(self) -> str:
+        return f"line {self.line}: {self.reason}"
+
+
+@dataclass
+class ParseResult:
+    records: list[ProblemRecord] = field(default_factory=list)
+    errors: list[LineError] = field(default_factory=list)
+
+
+def _as_text(value: Any) -> str:
+    """Answers come as strings, numbers, booleans or lists; keep their JSON spelling if not a string."""
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, ensure_ascii=False)
+
+
+def _as_released(value: Any) -> bool | None:
+    if value is None or value == "":
+        return None
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.strip().lower() in {"true", "1", "yes"}:
+        return True
+    if isinstance(value, str) and value.strip().lower() in {"false", "0", "no"}:
+        return False
+    raise ValueError(f"'released' must be true or false, got {value!r}")
+
+
+def derive_title(text: str, limit: int = 80) -> str:
+    """A readable title from problem text: first sentence, markup-light, cut at a word boundary."""
+    plain = re.sub(r"\\begin\{tabular\}.*?\\end\{tabular\}", " ", text, flags=re.S)
+    plain = re.sub(r"\s+", " ", plain).strip()
+    first = re.split(r"(?<=[.?!])\s", plain, maxsplit=1)[0]
+    if len(first) <= limit:
+        return first
+    cut = first[:limit].rsplit(" ", 1)[0]
+    return cut + "…"
+
+
+def record_from_mapping(obj: Any, line: int) -> ProblemRecord:
+    """Validate one decoded object; raise ValueError with the reason if it is unusable."""
+    if not isinstance(obj, dict):
+        raise ValueError(f"expected a JSON object, got {type(obj).__name__}")
+    if "id" not in obj or obj["id"] is None or obj["id"] == "":
+        raise ValueError("missing 'id'")
+    if not isinstance(obj["id"], (str, int)) or isinstance(obj["id"], bool):
+        raise ValueError("'id' must be a string or an integer")
+    source_id = str(obj["id"]).strip()
+    if len(source_id) > MAX_ID_CHARS:
+        raise ValueError(f"'id' is longer than {MAX_ID_CHARS} characters")
+    if "text" not in obj or obj["text"] is None:
+        raise ValueError("missing 'text'")
+    if not isinstance(obj["text"], str):
+        raise ValueError("'text' must be a string")
+    text = obj["text"].strip()
+    if not text:
+        raise ValueError("empty 'text'")
+    if len(text) > MAX_TEXT_CHARS:
+        raise ValueError(f"'text' is oversized ({len(text)} characters, at most {MAX_TEXT_CHARS})")
+    labels = obj.get("labels") or []
+    if isinstance(labels, str):
+        labels = [s for s in (p.strip() for p in labels.split(";")) if s]
+    if not isinstance(labels, list) or not all(isinstance(s, str) for s in labels):
+        raise ValueError("'labels' must be a list of strings")
+    limits = {
+        "module": MAX_MODULE_CHARS,
+        "level": MAX_LEVEL_CHARS,
+        "source": MAX_SOURCE_CHARS,
+        "title": MAX_TITLE_CHARS,
+        "collection": MAX_COLLECTION_CHARS,
+    }
+    values = {key: _as_text(obj.get(key)).strip() for key in limits}
+    for key, limit in limits.items():
+        if len(values[key]) > limit:
+            raise ValueError(f"'{key}' is longer than {limit} characters")
+    return ProblemRecord(
+        source_id=source_id,
+        text=text,
+        module=values["module"],
+        labels=tuple(dict.fromkeys(s.strip() for s in labels if s.strip())),
+        level=values["level"],
+        answer=_as_text(obj.get("answer")),
+        solution=_as_text(obj.get("solution")),
+        source=values["source"],
+        title=values["title"] or derive_title(text),
+        released=_as_released(obj.get("released")),
+        collection=values["collection"],
+        line=line,
+    )
+
+
+def _check_duplicates(result: ParseResult) -> None:
+    seen: dict[tuple[str, str], int] = {}
+    for rec in result.records:
+        key = (rec.collection, rec.source_id)
+        if key in seen:
+            result.errors.append(LineError(rec.line, f"duplicate id {rec.source_id!r} (first on line {seen[key]})"))
+        else:
+            seen[key] = rec.line
+
+
+def parse_jsonl(data: bytes) -> ParseResult:
+    result = ParseResult()
+    for number, raw in enumerate(data.split(b"\n"), start=1):
+        if not raw.strip():
+            continue
+        if len(raw) > MAX_LINE_BYTES:
+            result.errors.append(LineError(number, f"line is oversized ({len(raw)} bytes, at most {MAX_LINE_BYTES})"))
+            continue
+        try:
+            line = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            result.errors.append(LineError(number, f"not UTF-8 (byte {exc.start + 1} of the line)"))
+            continue
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as exc:
+            result.errors.append(LineError(number, f"bad JSON: {exc.msg} at column {exc.colno}"))
+            continue
+        try:
+            result.records.append(record_from_mapping(obj, number))
+        except ValueError as exc:
+            result.errors.append(LineError(number, str(exc)))
+    _check_duplicates(result)
+    result.errors.sort(key=lambda e: e.line)
+    return result
+
+
+def parse_csv(data: bytes) -> ParseResult:
+    result = ParseResult()
+    try:
+        content = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        result.errors.append(LineError(line, "not UTF-8"))
+        return result
+    reader = csv.DictReader(io.StringIO(content, newline=""))
+    if not reader.fieldnames or "id" not in reader.fieldnames or "text" not in reader.fieldnames:
+        result.errors.append(LineError(1, "CSV header must name at least the columns 'id' and 'text'"))
+        return result
+    try:
+        for row in reader:
+            line = reader.line_num  # last physical line of this row; quoted fields may span lines
+            if None in row:
+                result.errors.append(LineError(line, "more fields than the header has"))
+                continue
+            if len(";".join(v or "" for v in row.values()).encode()) > MAX_LINE_BYTES:
+                result.errors.append(LineError(line, f"row is oversized (more than {MAX_LINE_BYTES} bytes)"))
+                continue
+            try:
+                result.records.append(record_from_mapping(dict(row), line))
+            except ValueError as exc:
+                result.errors.append(LineError(line, str(exc)))
+    except csv.Error as exc:
+        result.errors.append(LineError(reader.line_num, f"bad CSV: {exc}"))
+    _check_duplicates(result)
+    result.errors.sort(key=lambda e: e.line)
+    return result
+
+
+def parse_problem_file(data: bytes, filename: str) -> ParseResult:
+    if filename.lower().endswith(".csv"):
+        return parse_csv(data)
+    return parse_jsonl(data)
+
+
+def _record_dict(rec: ProblemRecord) -> dict[str, Any]:
+    return {
+        "collection": rec.collection,
+        "id": rec.source_id,
+        "title": rec.title,
+        "module": rec.module,
+        "labels": list(rec.labels),
+        "level": rec.level or None,
+        "released": bool(rec.released),
+        "answer": rec.answer or None,
+        "solution": rec.solution or None,
+        "source": rec.source,
+        "text": rec.text,
+    }
+
+
+def dump_jsonl(records: Iterable[ProblemRecord]) -> Iterable[str]:
+    for rec in records:
+        yield json.dumps(_record_dict(rec), ensure_ascii=False) + "\n"
+
+
+def dump_csv(records: Iterable[ProblemRecord]) -> Iterable[str]:
+    buffer = io.StringIO()
+    writer = csv.writer(buffer)
+    writer.writerow(CSV_COLUMNS)
+    for rec in records:
+        row = _record_dict(rec)
+        row["labels"] = ";".join(rec.labels)
+        row["released"] = "true" if rec.released else "false"
+        writer.writerow(["" if row[c] is None else row[c] for c in CSV_COLUMNS])
+        yield buffer.getvalue()
+        buffer.seek(0)
+        buffer.truncate()
+    if buffer.getvalue():
+        yield buffer.getvalue()

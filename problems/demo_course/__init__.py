@@ -1,0 +1,30 @@
+"""The demo course: an original problem bank over the course's concept dictionary.
+
+`modules.tsv` and `concepts.tsv` are copies of the course's starting dictionary; `bank/*.jsonl`
+holds our own problems, one file per module, with ground-truth labels.
+"""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+DEMO_DIR = Path(__file__).resolve().parent
+DEMO_COLLECTION = "demo"
+
+# Demo logins, one per role. Created only while DEBUG is on: never on a production site.
+DEMO_USERS = [
+    ("student", "demo-student", "student"),
+    ("ta", "demo-ta", "ta"),
+    ("headta", "demo-headta", "head_ta"),
+    ("instructor", "demo-instructor", "instructor"),
+]
+
+
+def read_tsv(name: str) -> list[dict[str, str]]:
+    with open(DEMO_DIR / name, encoding="utf-8", newline="") as f:
+        return list(csv.DictReader(f, delimiter="\t"))
+
+
+def bank_files() -> list[Path]:
+    return sorted((DEMO_DIR / "bank").glob("*.jsonl"))

@@ -1,0 +1,44 @@
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from problems.bank_io import parse_problem_file
+from problems.services import ImportRejected, problems_import
+
+
+class Command(BaseCommand):
+    help = (
+        "Import problems from a JSONL or CSV file. (collection, id) identifies a problem: importing again "
+        "updates in place. A file with any bad line imports nothing and every bad line is reported."
+    )
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("file", help="path to a .jsonl or .csv file")
+        parser.add_argument("--collection", help="collection name (default: the file's folder name)")
+        parser.add_argument("--release", action="store_true", help="release the imported problems to students")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        path = Path(options["file"])
+        try:
+            data = path.read_bytes()
+        except OSError as exc:
+            raise CommandError(f"cannot read {path}: {exc.strerror}") from exc
+        parsed = parse_problem_file(data, path.name)
+        default_collection = path.resolve().parent.name
+        try:
+            if parsed.errors:
+                raise ImportRejected(parsed.errors)
+            report = problems_import(
+                records=parsed.records,
+                default_collection=default_collection,
+                collection=options["collection"],
+                release=True if options["release"] else None,
+            )
+        except ImportRejected as exc:
+            for error in exc.errors:
+                self.stderr.write(f"{path}:{error.line}: {error.reason}")
+            raise CommandError(f"{path}: {len(exc.errors)} bad line(s); nothing was imported") from exc
+        self.stdout.write(report.summary())

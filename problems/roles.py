@@ -1,0 +1,87 @@
+"""Course roles: Django groups with permissions, built idempotently after every migrate.
+
+Student < TA < head TA < instructor; each role holds every permission of the roles before it.
+Later features add their permissions here, so the role matrix stays in one place.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib.auth.models import AnonymousUser, Group, Permission
+
+STUDENT, TA, HEAD_TA, INSTRUCTOR = "student", "ta", "head_ta", "instructor"
+ROLES = (STUDENT, TA, HEAD_TA, INSTRUCTOR)
+ROLE_LABELS = {STUDENT: "Student", TA: "TA", HEAD_TA: "Head TA", INSTRUCTOR: "Instructor"}
+
+_TA_PERMISSIONS = [
+    "problems.view_problem",
+    "problems.view_unreleased_problem",
+    "problems.add_problem",
+    "problems.change_problem",
+    "problems.delete_problem",
+    "problems.import_problem",
+    "problems.view_module",
+    "concepts.view_concept",
+    "concepts.view_groundtruthlabel",
+    "concepts.add_groundtruthlabel",
+    "concepts.change_groundtruthlabel",
+    "concepts.delete_groundtruthlabel",
+]
+_HEAD_TA_PERMISSIONS = _TA_PERMISSIONS + [
+    "concepts.add_concept",
+    "concepts.change_concept",
+]
+_INSTRUCTOR_PERMISSIONS = _HEAD_TA_PERMISSIONS + [
+    "problems.add_module",
+    "problems.change_module",
+    "concepts.delete_concept",
+]
+
+ROLE_PERMISSIONS: dict[str, list[str]] = {
+    STUDENT: ["problems.view_problem"],
+    TA: _TA_PERMISSIONS,
+    HEAD_TA: _HEAD_TA_PERMISSIONS,
+    INSTRUCTOR: _INSTRUCTOR_PERMISSIONS,
+}
+
+
+def roles_ensure(**kwargs: Any) -> None:
+    """Create the role groups and set exactly their permissions (a post_migrate receiver)."""
+    for role, perms in ROLE_PERMISSIONS.items():
+        group, _ = Group.objects.get_or_create(name=role)
+        wanted = []
+        for perm in perms:
+            app_label, codename = perm.split(".")
+            found = Permission.objects.filter(content_type__app_label=app_label, codename=codename).first()
+            if found is not None:  # an app may not have migrated yet in a partial migrate
+                wanted.append(found)
+        group.permissions.set(wanted)
+
+
+def user_role(user: Any) -> str | None:
+    """The highest role the user holds; superusers count as instructors."""
+    if user is None or isinstance(user, AnonymousUser) or not user.is_authenticated:
+        return None
+    if user.is_superuser:
+        return INSTRUCTOR
+    names = {g.name for g in user.groups.all()}
+    for role in reversed(ROLES):
+        if role in names:
+            return role
+    return None
+
+
+def is_course_staff(user: Any) -> bool:
+    """TAs, head TAs and instructors: people who may see unreleased problems and labels."""
+    return bool(user is not None and user.is_authenticated and user.has_perm("problems.view_unreleased_problem"))
+
+
+def role_context(request: Any) -> dict[str, Any]:
+    user = getattr(request, "user", None)
+    role = user_role(user)
+    return {
+        "role": role,
+        "role_label": ROLE_LABELS.get(role or "", ""),
+        "is_course_staff": is_course_staff(user),
+    }

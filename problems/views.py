@@ -1,0 +1,131 @@
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required, permission_required
+from django.core.paginator import Paginator
+from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_http_methods
+
+from problems import bank_io
+from problems.forms import ProblemFilterForm, ProblemForm, ProblemImportForm
+from problems.roles import is_course_staff
+from problems.selectors import problem_collections, problem_get_for_user, problem_labels, problem_list, problem_records
+from problems.services import ImportRejected, problem_delete, problem_save, problems_import
+
+PAGE_SIZE = 25
+
+
+@login_required
+def home(request: HttpRequest) -> HttpResponse:
+    return redirect("problems:list")
+
+
+def _filtered(request: HttpRequest) -> tuple[ProblemFilterForm, Any]:
+    form = ProblemFilterForm(request.GET or None)
+    filters = form.filters() if form.is_bound and form.is_valid() else {}
+    return form, problem_list(user=request.user, **filters)
+
+
+@login_required
+def problem_list_view(request: HttpRequest) -> HttpResponse:
+    form, qs = _filtered(request)
+    page = Paginator(qs, PAGE_SIZE).get_page(request.GET.get("page"))
+    query = request.GET.copy()
+    query.pop("page", None)
+    context = {
+        "form": form,
+        "page": page,
+        "query": query.urlencode(),
+        "collections": problem_collections() if is_course_staff(request.user) else [],
+    }
+    template = "problems/problem_list.html"
+    if request.htmx and request.htmx.target == "problem-results":
+        template += "#problem-results"
+    return render(request, template, context)
+
+
+@login_required
+def problem_detail(request: HttpRequest, pk: int) -> HttpResponse:
+    problem = problem_get_for_user(request.user, pk)
+    staff = is_course_staff(request.user)
+    return render(
+        request,
+        "problems/problem_detail.html",
+        {"problem": problem, "labels": problem_labels(problem) if staff else []},
+    )
+
+
+@permission_required("problems.add_problem")
+@require_http_methods(["GET", "POST"])
+def problem_create(request: HttpRequest) -> HttpResponse:
+    form = ProblemForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        problem = problem_save(problem=form.save(commit=False), labels=form.cleaned_data["labels"], user=request.user)
+        messages.success(request, "Problem created.")
+        return redirect("problems:detail", pk=problem.pk)
+    return render(request, "problems/problem_form.html", {"form": form, "problem": None})
+
+
+@permission_required("problems.change_problem")
+@require_http_methods(["GET", "POST"])
+def problem_edit(request: HttpRequest, pk: int) -> HttpResponse:
+    problem = problem_get_for_user(request.user, pk)
+    form = ProblemForm(request.POST or None, instance=problem)
+    if request.method == "POST" and form.is_valid():
+        problem_save(problem=form.save(commit=False), labels=form.cleaned_data["labels"], user=request.user)
+        messages.success(request, "Problem saved.")
+        return redirect("problems:detail", pk=problem.pk)
+    return render(request, "problems/problem_form.html", {"form": form, "problem": problem})
+
+
+@permission_required("problems.delete_problem")
+@require_http_methods(["GET", "POST"])
+def problem_delete_view(request: HttpRequest, pk: int) -> HttpResponse:
+    problem = problem_get_for_user(request.user, pk)
+    if request.method == "POST":
+        problem_delete(problem=problem)
+        messages.success(request, f"Deleted “{problem.title}”.")
+        return redirect("problems:list")
+    return render(request, "problems/problem_confirm_delete.html", {"problem": problem})
+
+
+@permission_required("problems.import_problem")
+@require_http_methods(["GET", "POST"])
+def problem_import(request: HttpRequest) -> HttpResponse:
+    form = ProblemImportForm(request.POST or None, request.FILES or None)
+    context: dict[str, Any] = {"form": form}
+    if request.method == "POST" and form.is_valid():
+        upload = form.cleaned_data["file"]
+        parsed = bank_io.parse_problem_file(upload.read(), upload.name)
+        try:
+            if parsed.errors:
+                raise ImportRejected(parsed.errors)
+            report = problems_import(
+                records=parsed.records,
+                default_collection=Path(upload.name).stem,
+                collection=form.cleaned_data["collection"] or None,
+                release=True if form.cleaned_data["release"] else None,
+                author=request.user,
+            )
+            context["report"] = report
+        except ImportRejected as exc:
+            context["errors"] = exc.errors
+            context["filename"] = upload.name
+    return render(request, "problems/problem_import.html", context)
+
+
+@permission_required("problems.import_problem")
+def problem_export(request: HttpRequest) -> StreamingHttpResponse:
+    _, qs = _filtered(request)
+    fmt = "csv" if request.GET.get("format") == "csv" else "jsonl"
+    records = problem_records(qs)
+    lines = bank_io.dump_csv(records) if fmt == "csv" else bank_io.dump_jsonl(records)
+    content_type = "text/csv" if fmt == "csv" else "application/x-ndjson"
+    response = StreamingHttpResponse(lines, content_type=f"{content_type}; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="problems.{fmt}"'
+    return response
+

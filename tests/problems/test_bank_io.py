@@ -1,0 +1,126 @@
+"""Pure parsing/writing of problem files: no database."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from problems import bank_io
+from problems.bank_io import parse_csv, parse_jsonl
+
+
+def line(**obj: object) -> bytes:
+    return json.dumps(obj).encode()
+
+
+VALID = {
+    "id": "a1",
+    "text": "Find $P(A \\mid B)$.",
+    "module": "conditional probability",
+    "labels": ["conditional-probability"],
+    "level": "easy",
+    "answer": 0.5,
+    "solution": None,
+    "source": "ours",
+    "extra_key": "ignored",
+}
+
+INVALID_LINES = [
+    (b"{not json", "bad JSON"),
+    (b"[1, 2]", "expected a JSON object"),
+    (line(text="no id"), "missing 'id'"),
+    (line(id="x"), "missing 'text'"),
+    (line(id="x", text="   "), "empty 'text'"),
+    (line(id="x", text=5), "'text' must be a string"),
+    (line(id="x", text="t", labels=3), "'labels' must be a list"),
+    (line(id=True, text="t"), "'id' must be a string or an integer"),
+    (line(id="x", text="t" * (bank_io.MAX_TEXT_CHARS + 1)), "oversized"),
+    (b'{"id": "x", "text": "caf\xe9"}', "not UTF-8"),
+    (line(id="x", text="t", released="maybe"), "'released' must be true or false"),
+]
+
+
+def test_it_reads_a_valid_line_and_ignores_other_keys() -> None:
+    result = parse_jsonl(line(**VALID) + b"\n\n")
+    assert result.errors == []
+    [rec] = result.records
+    assert rec.source_id == "a1"
+    assert rec.labels == ("conditional-probability",)
+    assert rec.answer == "0.5"  # numbers keep their JSON spelling
+    assert rec.solution == ""
+    assert rec.title == "Find $P(A \\mid B)$."
+    assert rec.line == 1
+
+
+@pytest.mark.parametrize("raw, reason", INVALID_LINES)
+def test_it_reports_each_bad_line_with_its_number(raw: bytes, reason: str) -> None:
+    data = line(id="ok1", text="fine") + b"\n" + raw + b"\n" + line(id="ok2", text="fine")
+    result = parse_jsonl(data)
+    assert [e.line for e in result.errors] == [2]
+    assert reason in result.errors[0].reason
+
+
+def test_it_reports_every_bad_line_not_only_the_first() -> None:
+    data = b"\n".join([b"{", line(id="a", text="t"), line(id="b"), b"null", line(id="a", text="again")])
+    errors = parse_jsonl(data).errors
+    assert [(e.line, e.reason.split(":")[0]) for e in errors] == [
+        (1, "bad JSON"),
+        (3, "missing 'text'"),
+        (4, "expected a JSON object, got NoneType"),
+        (5, "duplicate id 'a' (first on line 2)"),
+    ]
+
+
+def test_it_refuses_an_oversized_line() -> None:
+    raw = line(id="x", text="y" * (bank_io.MAX_LINE_BYTES + 10))
+    [error] = parse_jsonl(raw).errors
+    assert "oversized" in error.reason and error.line == 1
+
+
+def test_integer_ids_become_strings() -> None:
+    [rec] = parse_jsonl(line(id=17, text="t")).records
+    assert rec.source_id == "17"
+
+
+def test_csv_reads_labels_separated_by_semicolons() -> None:
+    data = b'id,text,labels,module\nq1,"Two\nlines",nchoosek; permutations,counting\n'
+    result = parse_csv(data)
+    assert result.errors == []
+    [rec] = result.records
+    assert rec.text == "Two\nlines" and rec.labels == ("nchoosek", "permutations")
+
+
+def test_csv_needs_id_and_text_columns() -> None:
+    [error] = parse_csv(b"name,body\nx,y\n").errors
+    assert "'id' and 'text'" in error.reason
+
+
+def test_csv_reports_bad_rows_and_non_utf8() -> None:
+    assert [e.line for e in parse_csv(b"id,text\na,ok\nb,\n").errors] == [3]
+    assert parse_csv(b"id,text\na,caf\xe9\n").errors[0].reason == "not UTF-8"
+    assert parse_csv(b"id,text\na,caf\xe9\n").errors[0].line == 2
+
+
+@pytest.mark.parametrize("dump, parse", [(bank_io.dump_jsonl, parse_jsonl), (bank_io.dump_csv, parse_csv)])
+def test_dump_then_parse_gives_back_the_same_records(dump, parse) -> None:  # type: ignore[no-untyped-def]
+    records = parse_jsonl(
+        b"\n".join(
+            [
+                line(**VALID),
+                line(id="b,2", text='Quotes " and, commas\nand newlines', labels=[], released=True, collection="c"),
+            ]
+        )
+    ).records
+    text = "".join(dump(records)).encode()
+    again = parse(text)
+    assert again.errors == []
+    strip = lambda r: (r.source_id, r.text, r.module, r.labels, r.level, r.answer, r.solution, r.source, r.title)  # noqa: E731
+    assert [strip(r) for r in again.records] == [strip(r) for r in records]
+    assert [bool(r.released) for r in again.records] == [False, True]
+
+
+def test_titles_are_derived_from_the_first_sentence() -> None:
+    assert bank_io.derive_title("Roll two dice. What is the sum?") == "Roll two dice."
+    long = "word " * 40
+    assert bank_io.derive_title(long).endswith("…") and len(bank_io.derive_title(long)) <= 81

@@ -1,0 +1,127 @@
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from concepts.models import GroundTruthLabel
+from problems.models import Module, Problem
+
+SHARED_DATA = Path(__file__).resolve().parents[3] / "shared" / "data"
+
+
+def write_jsonl(path: Path, rows: list[Any]) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("\n".join(r if isinstance(r, str) else json.dumps(r) for r in rows) + "\n", encoding="utf-8")
+    return path
+
+
+def run_import(path: Path, *args: str) -> str:
+    out = io.StringIO()
+    call_command("import_problems", str(path), *args, stdout=out, stderr=io.StringIO())
+    return out.getvalue()
+
+
+@pytest.fixture
+def counting_concepts(concept_factory: Any) -> None:
+    concept_factory("nchoosek")
+    concept_factory("permutations")
+
+
+def test_it_imports_with_the_folder_name_as_collection(db: Any, tmp_path: Path, counting_concepts: None) -> None:
+    path = write_jsonl(
+        tmp_path / "my-course" / "problems.jsonl",
+        [
+            {"id": "1", "text": "Pick $3$ of $10$: $\\binom{10}{3}$.", "module": "counting", "labels": ["nchoosek", "made-up"]},
+            {"id": "2", "text": "Arrange 5 books.", "module": "brand new module", "labels": [], "answer": 120},
+        ],
+    )
+    out = run_import(path)
+    assert "2 created" in out and "made-up (1)" in out and "brand new module" in out
+    p1 = Problem.objects.get(collection="my-course", source_id="1")
+    assert [lab.concept.slug for lab in p1.ground_truth_labels.all()] == ["nchoosek"]
+    assert Problem.objects.get(source_id="2").answer == "120"
+    assert Module.objects.filter(name="brand new module").exists()
+    assert not p1.released
+
+
+def test_reimport_updates_in_place_and_never_duplicates(db: Any, tmp_path: Path, counting_concepts: None) -> None:
+    rows = [{"id": str(i), "text": f"Problem {i}", "module": "counting", "labels": ["nchoosek"]} for i in range(5)]
+    path = write_jsonl(tmp_path / "c" / "p.jsonl", rows)
+    run_import(path)
+    first_ids = dict(Problem.objects.values_list("source_id", "id"))
+    rows[2]["text"] = "Problem 2, edited"
+    rows[3]["labels"] = ["permutations"]
+    write_jsonl(path, rows)
+    out = run_import(path)
+    assert "1 updated, 4 unchanged; 1 label sets set" in out
+    assert dict(Problem.objects.values_list("source_id", "id")) == first_ids
+    assert Problem.objects.get(source_id="2").text == "Problem 2, edited"
+    assert list(GroundTruthLabel.objects.filter(problem__source_id="3").values_list("concept__slug", flat=True)) == [
+        "permutations"
+    ]
+    assert Problem.objects.count() == 5
+
+
+def test_a_file_with_a_bad_line_imports_nothing(db: Any, tmp_path: Path, problem_factory: Any) -> None:
+    existing = problem_factory("Keep me", collection="c", source_id="1")
+    path = write_jsonl(
+        tmp_path / "c" / "p.jsonl",
+        [{"id": "1", "text": "Overwrite attempt"}, {"id": "2", "text": "fine"}, "{oops", {"id": "4", "text": ""}],
+    )
+    err = io.StringIO()
+    with pytest.raises(CommandError, match="2 bad line"):
+        call_command("import_problems", str(path), stdout=io.StringIO(), stderr=err)
+    assert f"{path}:3: bad JSON" in err.getvalue()
+    assert f"{path}:4: empty 'text'" in err.getvalue()
+    existing.refresh_from_db()
+    assert existing.text == "Keep me"
+    assert Problem.objects.count() == 1
+
+
+def test_it_reports_a_missing_file(db: Any, tmp_path: Path) -> None:
+    with pytest.raises(CommandError, match="cannot read"):
+        call_command("import_problems", str(tmp_path / "nope.jsonl"))
+
+
+def test_collection_option_overrides_the_folder_name(db: Any, tmp_path: Path) -> None:
+    path = write_jsonl(tmp_path / "folder" / "p.jsonl", [{"id": "1", "text": "t"}])
+    run_import(path, "--collection", "named", "--release")
+    p = Problem.objects.get()
+    assert p.collection == "named" and p.released
+
+
+def test_a_10_mb_file_imports_whole(db: Any, tmp_path: Path) -> None:
+    text = "A fair die is rolled $n$ times; find $P(\\text{at least one six}) = 1 - (5/6)^n$. " * 5
+    rows = [{"id": f"big-{i}", "text": f"{i}: {text}", "module": f"module {i % 7}"} for i in range(23_000)]
+    path = write_jsonl(tmp_path / "big" / "problems.jsonl", rows)
+    assert path.stat().st_size > 10 * 1024 * 1024
+    out = run_import(path)
+    assert "23000 created" in out
+    assert Problem.objects.count() == 23_000
+    assert "23000 unchanged" in run_import(path)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "folder",
+    [
+        "openstax-introductory-statistics-2e",
+        "openintro-statistics-4e",
+        "grinstead-snell-probability",
+        "math-counting-probability",
+        "theoremqa-probability-statistics",
+    ],
+)
+def test_it_imports_each_shared_collection(db: Any, folder: str) -> None:
+    path = SHARED_DATA / folder / "problems.jsonl"
+    if not path.exists():
+        pytest.skip(f"shared data not present at {path} (tests read ../shared/data, it is never committed)")
+    out = run_import(path)
+    lines = sum(1 for raw in path.read_text(encoding="utf-8").splitlines() if raw.strip())
+    assert f"{lines} created" in out
+    assert Problem.objects.filter(collection=folder).count() == lines
