@@ -11,6 +11,8 @@ import html
 import re
 
 _TABULAR = re.compile(r"\\begin\{tabular\}(\{[^}]*\})?(.*?)\\end\{tabular\}", re.S)
+# Authors often wrap a tabular in display math; KaTeX cannot typeset tabular, so drop the wrapper.
+_WRAPPED_TABULAR = re.compile(r"(?:\\\[|\$\$)\s*(\\begin\{tabular\}.*?\\end\{tabular\})\s*(?:\\\]|\$\$)", re.S)
 _LIST = re.compile(r"\\begin\{(itemize|enumerate)\}(.*?)\\end\{\1\}", re.S)
 _RULES = re.compile(r"\\(hline|toprule|midrule|bottomrule|cline\{[^}]*\})")
 
@@ -36,6 +38,7 @@ def _list(match: re.Match[str]) -> str:
 
 def latex_to_html(text: str) -> str:
     escaped = html.escape(text, quote=False)
+    escaped = _WRAPPED_TABULAR.sub(lambda m: m.group(1), escaped)
     escaped = _TABULAR.sub(_table, escaped)
     escaped = _LIST.sub(_list, escaped)
     escaped = re.sub(r"\\textbf\{([^{}]*)\}|\{\\bf ([^{}]*)\}", lambda m: f"<b>{m.group(1) or m.group(2)}</b>", escaped)

@@ -1,0 +1,22 @@
+from __future__ import annotations
+
+import pytest
+
+from problems.latex_html import latex_to_html
+
+CASES = {
+    "Find $P(A)$.": "<p>Find $P(A)$.</p>",
+    "One.\n\nTwo.": "<p>One.</p><p>Two.</p>",
+    "<b>bold?</b> & $a<b$": "<p>&lt;b&gt;bold?&lt;/b&gt; &amp; $a&lt;b$</p>",
+    "\\textbf{Note} and {\\bf CoinTosses}": "<p><b>Note</b> and <b>CoinTosses</b></p>",
+    "\\begin{tabular}{ll} x & y \\\\ \\hline 1 & 2 \\end{tabular}": (
+        '<p><table class="latex-table"><tr><td>x</td><td>y</td></tr><tr><td>1</td><td>2</td></tr></table></p>'
+    ),
+    "\\[ \\begin{tabular}{c} a \\end{tabular} \\]": '<p><table class="latex-table"><tr><td>a</td></tr></table></p>',
+    "\\begin{itemize} \\item one \\item two \\end{itemize}": "<p><ul><li>one</li><li>two</li></ul></p>",
+}
+
+
+@pytest.mark.parametrize("text, expected", CASES.items())
+def test_latex_to_html(text: str, expected: str) -> None:
+    assert latex_to_html(text) == expected

@@ -1,0 +1,44 @@
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def test_a_ta_logs_in_searches_opens_a_problem_and_sees_rendered_math(
+    page: Any, live_server: Any, login: Any, alice: Any, problem_factory: Any
+) -> None:
+    problem_factory("Choose a committee of 3 from 10 people: $\\binom{10}{3}$ ways.", title="Committee", labels=["nchoosek"])
+    problem_factory("Roll two dice and find $P(X+Y=7)$.", title="Dice sum", module="events and axioms")
+    login("alice")
+
+    assert page.locator("#problem-results .problem-link").count() == 2
+    page.fill("#id_q", "committee")
+    # The list updates in place (htmx, debounced) without a page load; the URL follows the search.
+    page.wait_for_function("document.querySelectorAll('#problem-results .problem-link').length === 1")
+    assert "q=committee" in page.url
+    assert page.locator("#problem-results .problem-link").inner_text() == "Committee"
+
+    page.click("text=Committee")
+    page.wait_for_selector("#problem-text .katex")
+    assert page.locator("#problem-text .katex").count() == 1
+    # Typeset by KaTeX: the TeX source survives only in the MathML annotation, no raw $ is left.
+    assert page.locator("#problem-text .katex-mathml annotation").text_content() == "\\binom{10}{3}"
+    assert "$" not in page.locator("#problem-text").inner_text()
+    assert "nchoosek" in page.content()
+
+
+def test_math_renders_again_after_an_htmx_swap(
+    page: Any, live_server: Any, login: Any, alice: Any, problem_factory: Any
+) -> None:
+    for i in range(30):
+        problem_factory(f"Problem {i}: find $\\frac{{{i}}}{{2}}$.", title=f"Fraction $\\frac{{{i}}}{{2}}$ {i:02d}")
+    login("alice")
+    page.wait_for_selector("#problem-results .katex")
+    page.click("text=Next →")
+    page.wait_for_url("**page=2**")
+    page.wait_for_selector("#problem-results .katex")
+    assert page.locator("#problem-results .katex").count() == 5
+    assert page.locator("#problem-results").count() == 1  # the fragment replaces itself, never nests

@@ -1,0 +1,57 @@
+from __future__ import annotations
+
+import io
+import json
+from collections import Counter
+from typing import Any
+
+from django.contrib.auth import authenticate
+from django.core.management import call_command
+
+from concepts.models import Concept, GroundTruthLabel
+from problems.demo_course import DEMO_USERS, bank_files, read_tsv
+from problems.demo_course.check_bank import main as check_bank
+from problems.models import Module, Problem
+
+
+def demo_records() -> list[dict[str, Any]]:
+    return [json.loads(raw) for path in bank_files() for raw in path.read_text(encoding="utf-8").splitlines() if raw]
+
+
+def test_the_bank_files_are_valid() -> None:
+    assert check_bank([]) == 0
+
+
+def test_the_bank_covers_every_module_with_mixed_labelled_problems() -> None:
+    records = demo_records()
+    modules = {row["module"] for row in read_tsv("modules.tsv")}
+    concept_module = {row["slug"]: row["module"] for row in read_tsv("concepts.tsv")}
+    per_module = Counter(r["module"] for r in records)
+    assert len(records) >= 260
+    assert set(per_module) == modules and min(per_module.values()) >= 8
+    assert all(r["labels"] for r in records)
+    mixing = [r for r in records if any(concept_module[s] != r["module"] for s in r["labels"])]
+    assert len(mixing) >= len(records) // 3
+    assert len({r["text"] for r in records}) == len(records)
+
+
+def test_load_demo_loads_everything_once(demo_course: None, settings: Any) -> None:
+    assert Module.objects.count() == 26 and Concept.objects.count() == 130
+    assert Problem.objects.filter(collection="demo", released=True).count() == len(demo_records())
+    labels = GroundTruthLabel.objects.count()
+    assert labels == sum(len(r["labels"]) for r in demo_records())
+    out = io.StringIO()
+    call_command("load_demo", stdout=out)
+    assert "0 created, 0 updated" in out.getvalue()
+    assert GroundTruthLabel.objects.count() == labels
+    for username, password, role in DEMO_USERS:
+        user = authenticate(username=username, password=password)
+        assert user is not None and user.groups.get().name == role
+
+
+def test_demo_logins_are_not_created_with_debug_off(db: Any, settings: Any) -> None:
+    settings.DEBUG = False
+    out = io.StringIO()
+    call_command("load_demo", stdout=out)
+    assert "Demo logins not created: DEBUG is off" in out.getvalue()
+    assert authenticate(username="student", password="demo-student") is None

@@ -1,0 +1,41 @@
+"""Pure modules import no Django, DRF, Celery or app models, so they run and test alone."""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+PURE_MODULES = [
+    "problems/bank_io.py",
+    "problems/latex_html.py",
+    "problems/demo_course/check_bank.py",
+]
+FORBIDDEN = ("django", "rest_framework", "celery", "problems.models", "concepts.models", "embeddings.models")
+
+
+def imported_names(path: Path) -> set[str]:
+    names = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            names.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            names.add(node.module)
+    return names
+
+
+@pytest.mark.parametrize("module", PURE_MODULES)
+def test_pure_module_imports_nothing_from_django(module: str) -> None:
+    bad = [n for n in imported_names(ROOT / module) if n.startswith(FORBIDDEN)]
+    assert bad == [], f"{module} imports {bad}"
+
+
+def test_pure_modules_import_without_settings() -> None:
+    names = [m.removesuffix(".py").replace("/", ".") for m in PURE_MODULES]
+    code = "import sys\n" + "".join(f"import {n}\n" for n in names) + "assert 'django.conf' not in sys.modules\n"
+    env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT)}
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT, env=env)
