@@ -90,6 +90,10 @@ def derive_title(text: str, limit: int = 80) -> str:
     if len(first) <= limit:
         return first
     cut = first[:limit].rsplit(" ", 1)[0]
+    # Never end inside inline math: KaTeX would then show the half formula as raw TeX.
+    dollars = [m.start() for m in re.finditer(r"(?<!\\)\$", cut)]
+    if len(dollars) % 2:
+        cut = cut[: dollars[-1]].rstrip()
     return cut + "…"
 
 

@@ -1,8 +1,9 @@
 """LaTeX problem text to safe HTML for the browser, where KaTeX renders the math. Pure: no Django.
 
-Math stays in its delimiters ($...$, \\[...\\], \\(...\\)) for KaTeX's auto-render; everything is
-HTML-escaped first, so problem text can never inject markup. Text-mode constructs that KaTeX does
-not handle (tabular, itemize/enumerate, \\textbf, paragraphs) become plain HTML.
+Math stays in its delimiters ($...$, $$...$$, \\[...\\], \\(...\\)) for KaTeX's auto-render;
+everything is HTML-escaped first, so problem text can never inject markup. Text-mode constructs
+that KaTeX does not handle (tabular, itemize/enumerate, \\textbf, \\%, ~, paragraphs) become HTML,
+and only outside math, where KaTeX would otherwise see them verbatim.
 """
 
 from __future__ import annotations
@@ -15,33 +16,69 @@ _TABULAR = re.compile(r"\\begin\{tabular\}(\{[^}]*\})?(.*?)\\end\{tabular\}", re
 _WRAPPED_TABULAR = re.compile(r"(?:\\\[|\$\$)\s*(\\begin\{tabular\}.*?\\end\{tabular\})\s*(?:\\\]|\$\$)", re.S)
 _LIST = re.compile(r"\\begin\{(itemize|enumerate)\}(.*?)\\end\{\1\}", re.S)
 _RULES = re.compile(r"\\(hline|toprule|midrule|bottomrule|cline\{[^}]*\})")
+_MATH = re.compile(r"(\$\$.*?\$\$|\\\[.*?\\\]|\\\(.*?\\\)|(?<!\\)\$(?:\\.|[^$\\])+\$)", re.S)
+_TEXT_MODE = [
+    (re.compile(r"\\textbf\{([^{}]*)\}|\{\\bf ([^{}]*)\}"), lambda m: f"<b>{m.group(1) or m.group(2)}</b>"),
+    (re.compile(r"\\(?:emph|textit)\{([^{}]*)\}|\{\\(?:em|it) ([^{}]*)\}"), lambda m: f"<i>{m.group(1) or m.group(2)}</i>"),
+    (re.compile(r"\\(?:texttt|textrm|text|mbox)\{([^{}]*)\}"), lambda m: m.group(1)),
+    (re.compile(r"\\([%&#_{}])"), lambda m: m.group(1)),
+    (re.compile(r"\\(ldots|dots)\b"), lambda m: "…"),
+    (re.compile(r"(?<!\\)~"), lambda m: "\u00a0"),
+    (re.compile(r"---"), lambda m: "—"),
+    (re.compile(r"--"), lambda m: "–"),
+    (re.compile(r"``|''"), lambda m: "\u201c" if m.group(0) == "``" else "\u201d"),
+]
+
+
+def _text_mode(segment: str) -> str:
+    for pattern, replace in _TEXT_MODE:
+        segment = pattern.sub(replace, segment)
+    return segment
+
+
+def _outside_math(text: str) -> str:
+    """Apply text-mode replacements to the parts of `text` that are not math."""
+    parts = _MATH.split(text)
+    return "".join(part if i % 2 else _text_mode(part) for i, part in enumerate(parts))
 
 
 def _table(match: re.Match[str]) -> str:
     body = _RULES.sub("", match.group(2))
-    rows = [r.strip() for r in re.split(r"\\\\", body)]
     out = ['<table class="latex-table">']
-    for row in rows:
-        if not row:
-            continue
-        cells = [c.strip() for c in re.split(r"(?<!\\)&amp;", row)]
-        out.append("<tr>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
+    for row in (r.strip() for r in re.split(r"\\\\", body)):
+        if row:
+            cells = [_outside_math(c.strip()) for c in re.split(r"(?<!\\)&amp;", row)]
+            out.append("<tr>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
     out.append("</table>")
     return "".join(out)
 
 
 def _list(match: re.Match[str]) -> str:
     tag = "ul" if match.group(1) == "itemize" else "ol"
-    items = [i.strip() for i in match.group(2).split(r"\item") if i.strip()]
+    items = [_outside_math(i.strip()) for i in match.group(2).split(r"\item") if i.strip()]
     return f"<{tag}>" + "".join(f"<li>{i}</li>" for i in items) + f"</{tag}>"
 
 
+def _blocks(escaped: str) -> str:
+    """Tables and lists become HTML; the text between them gets text-mode replacements."""
+    pieces = re.split(r"(\\begin\{tabular\}.*?\\end\{tabular\}|\\begin\{(?:itemize|enumerate)\}.*?\\end\{(?:itemize|enumerate)\})", escaped, flags=re.S)
+    out = []
+    for i, piece in enumerate(pieces):
+        if i % 2 == 0:
+            out.append(_outside_math(piece))
+        elif piece.startswith("\\begin{tabular}"):
+            out.append(_TABULAR.sub(_table, piece))
+        else:
+            out.append(_LIST.sub(_list, piece))
+    return "".join(out)
+
+
 def latex_to_html(text: str) -> str:
-    escaped = html.escape(text, quote=False)
-    escaped = _WRAPPED_TABULAR.sub(lambda m: m.group(1), escaped)
-    escaped = _TABULAR.sub(_table, escaped)
-    escaped = _LIST.sub(_list, escaped)
-    escaped = re.sub(r"\\textbf\{([^{}]*)\}|\{\\bf ([^{}]*)\}", lambda m: f"<b>{m.group(1) or m.group(2)}</b>", escaped)
-    escaped = re.sub(r"\\emph\{([^{}]*)\}|\\textit\{([^{}]*)\}", lambda m: f"<i>{m.group(1) or m.group(2)}</i>", escaped)
-    paragraphs = [p.strip() for p in re.split(r"\n\s*\n", escaped) if p.strip()]
+    escaped = _WRAPPED_TABULAR.sub(lambda m: m.group(1), html.escape(text, quote=False))
+    paragraphs = [p.strip() for p in re.split(r"\n\s*\n", _blocks(escaped)) if p.strip()]
     return "".join(f"<p>{p}</p>" for p in paragraphs)
+
+
+def latex_inline(text: str) -> str:
+    """One line of LaTeX (a title): escaped, text-mode commands replaced, math left for KaTeX."""
+    return _outside_math(html.escape(text, quote=False))

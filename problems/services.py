@@ -5,9 +5,10 @@ from __future__ import annotations
 import uuid
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from datetime import datetime
+from typing import Any, Iterable, Iterator
 
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import Max
 from django.utils import timezone
 
@@ -17,6 +18,10 @@ from problems.models import Module, Problem
 
 _CHUNK = 900  # below SQLite's bound-variable limit
 _COMPARED_FIELDS = ("title", "text", "level", "answer", "solution", "source")
+_INSERTED_FIELDS = (
+    "collection", "source_id", "module_id", "released", "author_id", "created_at", "updated_at", *_COMPARED_FIELDS
+)
+_COPY_READ_SIZE = 64 * 1024
 
 
 class ImportRejected(Exception):
@@ -107,7 +112,8 @@ def problems_import(
                 existing[(coll, p.source_id)] = p
 
     now = timezone.now()
-    to_create: list[Problem] = []
+    author_id = author.pk if author is not None else None
+    to_create: list[tuple[Any, ...]] = []  # values in _INSERTED_FIELDS order
     to_update: list[Problem] = []
     for key, rec in keyed.items():
         module = modules.get(rec.module) if rec.module else None
@@ -116,16 +122,7 @@ def problems_import(
         problem = existing.get(key)
         if problem is None:
             to_create.append(
-                Problem(
-                    collection=key[0],
-                    source_id=key[1],
-                    module=module,
-                    released=bool(released),
-                    author=author,
-                    created_at=now,
-                    updated_at=now,
-                    **values,
-                )
+                (key[0], key[1], module.id if module else None, bool(released), author_id, now, now, *values.values())
             )
             continue
         changed = any(getattr(problem, f) != v for f, v in values.items())
@@ -141,7 +138,7 @@ def problems_import(
             to_update.append(problem)
         else:
             report.unchanged += 1
-    Problem.objects.bulk_create(to_create, batch_size=2000)
+    _problems_insert(to_create)
     Problem.objects.bulk_update(
         to_update, ["module", "released", "updated_at", *_COMPARED_FIELDS], batch_size=2000
     )
@@ -151,6 +148,59 @@ def problems_import(
     if labelled:
         _labels_replace(labelled, author, report)
     return report
+
+
+def _problems_insert(rows: list[tuple[Any, ...]]) -> None:
+    """Insert new problems given as value tuples in `_INSERTED_FIELDS` order (no signals, like bulk_create).
+
+    On PostgreSQL with psycopg2 the rows are streamed with COPY and encoded as PostgreSQL reads them,
+    so Python prepares the next rows while the server computes the full-text index entries of the
+    previous ones (most of an import's time). Elsewhere this is a plain bulk_create.
+    """
+    if not rows:
+        return
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            raw = cursor.cursor
+            if hasattr(raw, "copy_expert"):  # psycopg2
+                table = connection.ops.quote_name(Problem._meta.db_table)
+                columns = ", ".join(
+                    connection.ops.quote_name(Problem._meta.get_field(f).column) for f in _INSERTED_FIELDS
+                )
+                with connection.wrap_database_errors:
+                    raw.copy_expert(f"COPY {table} ({columns}) FROM STDIN", _CopyRows(rows), size=_COPY_READ_SIZE)
+                return
+    Problem.objects.bulk_create([Problem(**dict(zip(_INSERTED_FIELDS, row))) for row in rows], batch_size=2000)
+
+
+def _copy_value(value: Any) -> str:
+    """One field in COPY's text format."""
+    if value is None:
+        return "\\N"
+    if isinstance(value, bool):
+        return "t" if value else "f"
+    if isinstance(value, datetime):
+        return value.isoformat()
+    if isinstance(value, str):
+        return value.replace("\\", "\\\\").replace("\t", "\\t").replace("\n", "\\n").replace("\r", "\\r")
+    return str(value)
+
+
+class _CopyRows:
+    """A file-like object over rows in COPY's text format, encoded lazily as `read` is called."""
+
+    def __init__(self, rows: Iterable[tuple[Any, ...]]):
+        self._lines: Iterator[str] = ("\t".join(map(_copy_value, row)) + "\n" for row in rows)
+
+    def read(self, size: int = -1) -> bytes:
+        chunk: list[str] = []
+        length = 0
+        for line in self._lines:
+            chunk.append(line)
+            length += len(line)
+            if 0 <= size <= length:
+                break
+        return "".join(chunk).encode("utf-8")
 
 
 def _labels_replace(labelled: dict[tuple[str, str], tuple[str, ...]], author: Any, report: ImportReport) -> None:

@@ -23,6 +23,8 @@ def _reachable(host: str, port: int) -> bool:
 
 def pytest_sessionstart(session: pytest.Session) -> None:
     """Fail at once, saying what to start, when a service the suite needs is down (never skip silently)."""
+    if not session.config.pluginmanager.hasplugin("django"):
+        return  # pure tests run alone with `-p no:django`: no services needed
     from django.conf import settings
 
     db = settings.DATABASES["default"]

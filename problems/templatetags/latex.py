@@ -3,12 +3,17 @@ from __future__ import annotations
 from django import template
 from django.utils.safestring import SafeString, mark_safe
 
-from problems.latex_html import latex_to_html
+from problems.latex_html import latex_inline, latex_to_html
 
 register = template.Library()
 
 
+# Both functions HTML-escape all input before adding their own tags.
 @register.filter(name="latex")
 def latex(text: str) -> SafeString:
-    # latex_to_html escapes all input before adding its own tags.
     return mark_safe(latex_to_html(text or ""))  # noqa: S308
+
+
+@register.filter(name="latex_inline")
+def latex_inline_filter(text: str) -> SafeString:
+    return mark_safe(latex_inline(text or ""))  # noqa: S308

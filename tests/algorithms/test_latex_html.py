@@ -20,3 +20,23 @@ CASES = {
 @pytest.mark.parametrize("text, expected", CASES.items())
 def test_latex_to_html(text: str, expected: str) -> None:
     assert latex_to_html(text) == expected
+
+
+TEXT_MODE_CASES = {
+    "50\\% of $x\\%$": "<p>50% of $x\\%$</p>",
+    "A~B --- C \\ldots": "<p>A\u00a0B — C …</p>",
+    "\\[ 10\\% \\] and 5\\%": "<p>\\[ 10\\% \\] and 5%</p>",
+    "price \\$5 and $\\frac{1}{2}$": "<p>price \\$5 and $\\frac{1}{2}$</p>",
+    "\\begin{tabular}{c} 5\\% & $a\\%$ \\end{tabular}": '<p><table class="latex-table"><tr><td>5%</td><td>$a\\%$</td></tr></table></p>',
+}
+
+
+@pytest.mark.parametrize("text, expected", TEXT_MODE_CASES.items())
+def test_text_mode_commands_are_replaced_outside_math_only(text: str, expected: str) -> None:
+    assert latex_to_html(text) == expected
+
+
+def test_latex_inline_escapes_and_keeps_math() -> None:
+    from problems.latex_html import latex_inline
+
+    assert latex_inline("<i>50\\%</i> of $a<b$") == "&lt;i&gt;50%&lt;/i&gt; of $a&lt;b$"

@@ -124,3 +124,9 @@ def test_titles_are_derived_from_the_first_sentence() -> None:
     assert bank_io.derive_title("Roll two dice. What is the sum?") == "Roll two dice."
     long = "word " * 40
     assert bank_io.derive_title(long).endswith("…") and len(bank_io.derive_title(long)) <= 81
+
+
+def test_derived_titles_never_end_inside_math() -> None:
+    text = "A screening test for a rare condition has sensitivity $P(+ \\mid \\text{disease}) = 0.99$ and more words."
+    title = bank_io.derive_title(text, limit=60)
+    assert title == "A screening test for a rare condition has sensitivity…"
