@@ -33,3 +33,117 @@ class GroundTruthLabel(models.Model):
 
     def __str__(self) -> str:
         return f"{self.problem_id}:{self.concept_id}"
+
+
+class ConceptRule(models.Model):
+    """The regex rule of one concept. Every change is kept as a ConceptRuleVersion."""
+
+    concept = models.OneToOneField(Concept, on_delete=models.CASCADE, related_name="rule")
+    pattern = models.TextField()
+    ignore_case = models.BooleanField(default=True)
+    enabled = models.BooleanField(default=True)
+    version = models.PositiveIntegerField(default=0, help_text="Number of the current version.")
+    updated_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["concept__module__order", "concept__slug"]
+        permissions = [("preview_conceptrule", "Can preview rules over the bank")]
+
+    def __str__(self) -> str:
+        return f"rule {self.concept.slug} v{self.version}"
+
+
+class ConceptRuleVersion(models.Model):
+    rule = models.ForeignKey(ConceptRule, on_delete=models.CASCADE, related_name="versions")
+    number = models.PositiveIntegerField()
+    pattern = models.TextField()
+    ignore_case = models.BooleanField(default=True)
+    enabled = models.BooleanField(default=True)
+    message = models.CharField(max_length=300, blank=True)
+    author = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["rule", "-number"]
+        constraints = [models.UniqueConstraint(fields=["rule", "number"], name="rule_version_unique_number")]
+
+    def __str__(self) -> str:
+        return f"{self.rule.concept.slug} v{self.number}"
+
+
+class JobStatus(models.TextChoices):
+    PENDING = "pending", "queued"
+    RUNNING = "running", "running"
+    DONE = "done", "done"
+    FAILED = "failed", "failed"
+
+
+class ExtractionRun(models.Model):
+    """One application of every enabled rule to the whole bank."""
+
+    status = models.CharField(max_length=10, choices=JobStatus.choices, default=JobStatus.PENDING, db_index=True)
+    fingerprint = models.CharField(max_length=64, db_index=True, help_text="Hash of the rule versions and problems used.")
+    rule_versions = models.JSONField(default=dict, help_text="slug -> rule version number used.")
+    problems_total = models.PositiveIntegerField(default=0)
+    problems_done = models.PositiveIntegerField(default=0)
+    concepts_found = models.PositiveIntegerField(default=0)
+    error = models.TextField(blank=True)
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-id"]
+
+    @property
+    def progress(self) -> float:
+        return self.problems_done / self.problems_total if self.problems_total else (1.0 if self.status == JobStatus.DONE else 0.0)
+
+    @property
+    def is_active(self) -> bool:
+        return self.status in (JobStatus.PENDING, JobStatus.RUNNING)
+
+    @property
+    def seconds(self) -> float | None:
+        if self.started_at and self.finished_at:
+            return (self.finished_at - self.started_at).total_seconds()
+        return None
+
+
+class ExtractedConcept(models.Model):
+    run = models.ForeignKey(ExtractionRun, on_delete=models.CASCADE, related_name="extracted")
+    problem = models.ForeignKey("problems.Problem", on_delete=models.CASCADE, related_name="extracted_concepts")
+    concept = models.ForeignKey(Concept, on_delete=models.CASCADE, related_name="+")
+    rule_version = models.ForeignKey(ConceptRuleVersion, null=True, on_delete=models.SET_NULL, related_name="+")
+
+    class Meta:
+        indexes = [models.Index(fields=["run", "problem"], name="extracted_run_problem")]
+        constraints = [models.UniqueConstraint(fields=["run", "problem", "concept"], name="extracted_unique")]
+
+
+class ExtractorReport(models.Model):
+    """FP/FN rates of the rule extractor against ground-truth labels, per concept and averaged."""
+
+    status = models.CharField(max_length=10, choices=JobStatus.choices, default=JobStatus.PENDING, db_index=True)
+    collection = models.CharField(max_length=100, blank=True, help_text="Empty: every labelled problem.")
+    rule_versions = models.JSONField(default=dict)
+    problems = models.PositiveIntegerField(default=0)
+    fp_rate = models.FloatField(null=True, blank=True)
+    fn_rate = models.FloatField(null=True, blank=True)
+    concepts = models.JSONField(default=dict, help_text="slug -> {tp, fp, fn, tn, fp_rate, fn_rate}")
+    error = models.TextField(blank=True)
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-id"]
+
+    @property
+    def is_active(self) -> bool:
+        return self.status in (JobStatus.PENDING, JobStatus.RUNNING)
+
+    def as_json(self) -> dict[str, object]:
+        return {"problems": self.problems, "average": {"fp_rate": self.fp_rate, "fn_rate": self.fn_rate}, "concepts": self.concepts}

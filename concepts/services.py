@@ -2,12 +2,32 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
+import logging
+import time
 from typing import Any
 
 from django.db import transaction
+from django.db.models import Count, Max
+from django.utils import timezone
 
-from concepts.models import Concept
-from problems.models import Module
+from concepts import extraction
+from concepts.models import (
+    Concept,
+    ConceptRule,
+    ConceptRuleVersion,
+    ExtractedConcept,
+    ExtractionRun,
+    ExtractorReport,
+    JobStatus,
+)
+from concepts.tasks import extract_concepts as extract_concepts_task
+from concepts.tasks import extractor_report_build as extractor_report_build_task
+from problems.models import Module, Problem
+
+logger = logging.getLogger(__name__)
+EXTRACTION_CHUNK = 2000
 
 
 class DictionaryError(ValueError):
@@ -48,3 +68,201 @@ def concepts_upsert(*, rows: list[dict[str, Any]]) -> int:
             concept.save()
             changed += 1
     return changed
+
+
+class RuleRejected(ValueError):
+    """A rule change that cannot be saved; `position` is where the engine found the problem."""
+
+    def __init__(self, message: str, position: int | None = None):
+        self.message, self.position = message, position
+        super().__init__(message + (f" at position {position}" if position is not None else ""))
+
+
+@transaction.atomic
+def rule_save(
+    *,
+    concept: Concept,
+    pattern: str,
+    ignore_case: bool = True,
+    enabled: bool = True,
+    user: Any = None,
+    message: str = "",
+) -> ConceptRule:
+    """Save a concept's rule as a new version; refuse invalid or runaway patterns."""
+    try:
+        engine = extraction.check_pattern(pattern, ignore_case)
+        if engine == extraction.ENGINE_BACKTRACKING:
+            # A backtracking pattern must prove itself on the whole bank before it may run in a worker.
+            from concepts.selectors import bank_texts
+
+            extraction.preview(pattern, ignore_case, bank_texts().texts)
+    except extraction.RuleError as exc:
+        raise RuleRejected(exc.message, exc.position) from None
+    except extraction.RuleTimeout as exc:
+        raise RuleRejected(
+            f"the pattern took longer than {exc.seconds:g}s on one problem of the bank (catastrophic backtracking)"
+        ) from None
+    rule = ConceptRule.objects.select_for_update().filter(concept=concept).order_by("pk").first()
+    if rule is None:
+        rule = ConceptRule(concept=concept)
+    elif (rule.pattern, rule.ignore_case, rule.enabled) == (pattern, ignore_case, enabled):
+        return rule  # nothing changed: no new version
+    rule.pattern, rule.ignore_case, rule.enabled = pattern, ignore_case, enabled
+    rule.version += 1
+    rule.updated_by = user
+    rule.save()
+    ConceptRuleVersion.objects.create(
+        rule=rule,
+        number=rule.version,
+        pattern=pattern,
+        ignore_case=ignore_case,
+        enabled=enabled,
+        message=message[:300],
+        author=user,
+    )
+    return rule
+
+
+def rule_revert(*, rule: ConceptRule, number: int, user: Any = None) -> ConceptRule:
+    old = rule.versions.filter(number=number).first()
+    if old is None:
+        raise RuleRejected(f"{rule.concept.slug} has no version {number}")
+    return rule_save(
+        concept=rule.concept,
+        pattern=old.pattern,
+        ignore_case=old.ignore_case,
+        enabled=old.enabled,
+        user=user,
+        message=f"Revert to version {number}",
+    )
+
+
+def rules_load(*, rules: dict[str, dict[str, Any]], user: Any = None, message: str = "") -> int:
+    """Create or update many rules (e.g. the demo rules); unknown slugs are an error."""
+    concepts = {c.slug: c for c in Concept.objects.filter(slug__in=rules)}
+    unknown = sorted(set(rules) - set(concepts))
+    if unknown:
+        raise RuleRejected(f"rules for unknown concepts: {', '.join(unknown)}")
+    changed = 0
+    with transaction.atomic():
+        for slug, spec in sorted(rules.items()):
+            before = ConceptRule.objects.filter(concept=concepts[slug]).values_list("version", flat=True).first()
+            try:
+                rule = rule_save(
+                    concept=concepts[slug],
+                    pattern=spec["pattern"],
+                    ignore_case=spec.get("ignore_case", True),
+                    enabled=spec.get("enabled", True),
+                    user=user,
+                    message=message,
+                )
+            except RuleRejected as exc:
+                raise RuleRejected(f"{slug}: {exc.message}", exc.position) from None
+            changed += rule.version != before
+    return changed
+
+
+def _fingerprint(rule_versions: dict[str, int]) -> str:
+    state = Problem.objects.aggregate(n=Count("id"), last=Max("updated_at"), top=Max("id"))
+    raw = json.dumps([sorted(rule_versions.items()), state], default=str)
+    return hashlib.sha256(raw.encode()).hexdigest()
+
+
+def extraction_run_start(*, user: Any = None) -> ExtractionRun:
+    """Queue an extraction of the whole bank, or return the run that already covers these rules and problems."""
+    from concepts.selectors import rules_enabled
+
+    versions = {rule.slug: model.version for rule, model in rules_enabled()}
+    fingerprint = _fingerprint(versions)
+    same = (
+        ExtractionRun.objects.filter(fingerprint=fingerprint)
+        .exclude(status=JobStatus.FAILED)
+        .order_by("-id")
+        .first()
+    )
+    if same is not None:
+        return same
+    run = ExtractionRun.objects.create(fingerprint=fingerprint, rule_versions=versions, created_by=user)
+    transaction.on_commit(lambda: extract_concepts_task.delay(run.id))
+    return run
+
+
+def extraction_run_execute(*, run_id: int) -> None:
+    """Apply every enabled rule to the bank and store what each problem got. Claimed once."""
+    from concepts.selectors import rules_enabled
+
+    claimed = ExtractionRun.objects.filter(id=run_id, status=JobStatus.PENDING).update(
+        status=JobStatus.RUNNING, started_at=timezone.now()
+    )
+    if claimed != 1:
+        return  # another worker got there first, or the run is finished
+    started = time.monotonic()
+    try:
+        pairs = rules_enabled()
+        compiled = extraction.compile_rules([rule for rule, _ in pairs])
+        version_ids = {
+            rule.slug: v_id
+            for rule, model in pairs
+            for v_id in model.versions.filter(number=model.version).values_list("id", flat=True)
+        }
+        concept_ids = dict(Concept.objects.values_list("slug", "id"))
+        ids = list(Problem.objects.order_by("id").values_list("id", flat=True))
+        ExtractionRun.objects.filter(id=run_id).update(problems_total=len(ids))
+        found = 0
+        for start in range(0, len(ids), EXTRACTION_CHUNK):
+            chunk = ids[start : start + EXTRACTION_CHUNK]
+            texts = dict(Problem.objects.filter(id__in=chunk).values_list("id", "text"))
+            rows = []
+            for pid in chunk:
+                for slug in extraction.extract(texts[pid], compiled, pid):
+                    rows.append(
+                        ExtractedConcept(run_id=run_id, problem_id=pid, concept_id=concept_ids[slug], rule_version_id=version_ids.get(slug))
+                    )
+            ExtractedConcept.objects.bulk_create(rows, batch_size=5000)
+            found += len(rows)
+            ExtractionRun.objects.filter(id=run_id).update(problems_done=start + len(chunk), concepts_found=found)
+    except Exception as exc:
+        # Deterministic failures (a bad or runaway rule) are saved on the run and not retried.
+        ExtractedConcept.objects.filter(run_id=run_id).delete()
+        ExtractionRun.objects.filter(id=run_id).update(status=JobStatus.FAILED, error=str(exc), finished_at=timezone.now())
+        logger.warning("extraction run %s failed: %s", run_id, exc)
+        if not isinstance(exc, (extraction.RuleError, extraction.RuleTimeout)):
+            raise
+        return
+    ExtractionRun.objects.filter(id=run_id).update(status=JobStatus.DONE, finished_at=timezone.now())
+    logger.info("Extraction run %s: %d problems, %d concepts [%dms]", run_id, len(ids), found, (time.monotonic() - started) * 1000)
+
+
+def extractor_report_start(*, user: Any = None, collection: str = "") -> ExtractorReport:
+    report = ExtractorReport.objects.create(created_by=user, collection=collection)
+    transaction.on_commit(lambda: extractor_report_build_task.delay(report.id))
+    return report
+
+
+def extractor_report_compute(*, report_id: int) -> ExtractorReport | None:
+    """FP/FN of the current rules against ground-truth labels; saved on the report row."""
+    from concepts.selectors import labelled_problems, rules_enabled
+
+    claimed = ExtractorReport.objects.filter(id=report_id, status=JobStatus.PENDING).update(status=JobStatus.RUNNING)
+    if claimed != 1:
+        return None
+    report = ExtractorReport.objects.get(id=report_id)
+    try:
+        pairs = rules_enabled()
+        ids, texts, truth = labelled_problems(report.collection)
+        if not ids:
+            where = f" in collection {report.collection!r}" if report.collection else ""
+            raise extraction.RuleError(f"no problem{where} has ground-truth labels: label some problems first")
+        compiled = extraction.compile_rules([rule for rule, _ in pairs])
+        evaluation = extraction.evaluate(extraction.extract_many(texts, compiled), truth, [r.slug for r, _ in pairs])
+    except (extraction.RuleError, extraction.RuleTimeout) as exc:
+        report.status, report.error, report.finished_at = JobStatus.FAILED, str(exc), timezone.now()
+        report.save()
+        return report
+    report.rule_versions = {rule.slug: model.version for rule, model in pairs}
+    report.problems = evaluation.problems
+    report.fp_rate, report.fn_rate = evaluation.fp_rate, evaluation.fn_rate
+    report.concepts = evaluation.as_dict()["concepts"]
+    report.status, report.finished_at = JobStatus.DONE, timezone.now()
+    report.save()
+    return report

@@ -10,6 +10,7 @@ urlpatterns = [
     path("login/", auth_views.LoginView.as_view(), name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("problems/", include("problems.urls")),
+    path("concepts/", include("concepts.urls")),
     path("api/problems/", problems_api.problem_list_api, name="api-problem-list"),
     path("api/problems/<int:pk>/", problems_api.problem_detail_api, name="api-problem-detail"),
     path("admin/", admin.site.urls),

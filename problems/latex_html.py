@@ -82,3 +82,33 @@ def latex_to_html(text: str) -> str:
 def latex_inline(text: str) -> str:
     """One line of LaTeX (a title): escaped, text-mode commands replaced, math left for KaTeX."""
     return _outside_math(html.escape(text, quote=False))
+
+
+def _expand_to_math(spans: list[tuple[int, int]], text: str) -> list[tuple[int, int]]:
+    """Grow spans so none cuts a math segment: a highlight then wraps whole formulas KaTeX can render."""
+    maths = [m.span() for m in _MATH.finditer(text)]
+    grown = []
+    for start, end in sorted(spans):
+        for m_start, m_end in maths:
+            if m_start < end and start < m_end:
+                start, end = min(start, m_start), max(end, m_end)
+        if grown and start <= grown[-1][1]:
+            grown[-1] = (grown[-1][0], max(end, grown[-1][1]))
+        else:
+            grown.append((start, end))
+    return grown
+
+
+def latex_highlight(text: str, spans: list[tuple[int, int]]) -> str:
+    """Problem text with matched character spans in <mark>, for the rule preview.
+
+    Line breaks are kept; math stays in its delimiters for KaTeX. Text-mode conversions are
+    skipped on purpose: the TA sees the source the regex ran on.
+    """
+    out, pos = [], 0
+    for start, end in _expand_to_math(spans, text):
+        out.append(html.escape(text[pos:start], quote=False))
+        out.append(f"<mark>{html.escape(text[start:end], quote=False)}</mark>")
+        pos = end
+    out.append(html.escape(text[pos:], quote=False))
+    return "".join(out).replace("\n", "<br>")

@@ -27,6 +27,15 @@ _TA_PERMISSIONS = [
     "concepts.add_groundtruthlabel",
     "concepts.change_groundtruthlabel",
     "concepts.delete_groundtruthlabel",
+    "concepts.view_conceptrule",
+    "concepts.add_conceptrule",
+    "concepts.change_conceptrule",
+    "concepts.preview_conceptrule",
+    "concepts.view_conceptruleversion",
+    "concepts.view_extractionrun",
+    "concepts.add_extractionrun",
+    "concepts.view_extractorreport",
+    "concepts.add_extractorreport",
 ]
 _HEAD_TA_PERMISSIONS = _TA_PERMISSIONS + [
     "concepts.add_concept",

@@ -14,6 +14,7 @@ PURE_MODULES = [
     "problems/bank_io.py",
     "problems/latex_html.py",
     "problems/demo_course/check_bank.py",
+    "concepts/extraction.py",
 ]
 FORBIDDEN = ("django", "rest_framework", "celery", "problems.models", "concepts.models", "embeddings.models")
 

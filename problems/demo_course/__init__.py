@@ -7,6 +7,7 @@ holds our own problems, one file per module, with ground-truth labels.
 from __future__ import annotations
 
 import csv
+import json
 from pathlib import Path
 
 DEMO_DIR = Path(__file__).resolve().parent
@@ -24,6 +25,12 @@ DEMO_USERS = [
 def read_tsv(name: str) -> list[dict[str, str]]:
     with open(DEMO_DIR / name, encoding="utf-8", newline="") as f:
         return list(csv.DictReader(f, delimiter="\t"))
+
+
+def demo_rules() -> dict[str, dict[str, object]]:
+    """The demo course's concept rules (slug -> pattern, ignore_case), or {} if not written yet."""
+    path = DEMO_DIR / "rules.json"
+    return json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
 
 
 def bank_files() -> list[Path]:

@@ -40,3 +40,20 @@ def test_latex_inline_escapes_and_keeps_math() -> None:
     from problems.latex_html import latex_inline
 
     assert latex_inline("<i>50\\%</i> of $a<b$") == "&lt;i&gt;50%&lt;/i&gt; of $a&lt;b$"
+
+
+HIGHLIGHT_CASES = [
+    ("use \\binom here", [(4, 10)], "use <mark>\\binom</mark> here"),
+    ("see $\\binom{n}{k}$ ok", [(5, 11)], "see <mark>$\\binom{n}{k}$</mark> ok"),
+    ("a<b and c", [(4, 7)], "a&lt;b <mark>and</mark> c"),
+    ("one\ntwo", [], "one<br>two"),
+    ("x $a$ y $b$", [(3, 4), (8, 9)], "x <mark>$a$</mark> y <mark>$b$</mark>"),
+    ("aaa bbb", [(0, 2), (1, 3)], "<mark>aaa</mark> bbb"),
+]
+
+
+@pytest.mark.parametrize("text, spans, expected", HIGHLIGHT_CASES)
+def test_highlights_never_cut_a_formula(text: str, spans: list[tuple[int, int]], expected: str) -> None:
+    from problems.latex_html import latex_highlight
+
+    assert latex_highlight(text, spans) == expected

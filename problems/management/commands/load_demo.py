@@ -8,9 +8,9 @@ from django.contrib.auth.models import Group
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import transaction
 
-from concepts.services import concepts_upsert
+from concepts.services import concepts_upsert, rules_load
 from problems.bank_io import parse_jsonl
-from problems.demo_course import DEMO_COLLECTION, DEMO_USERS, bank_files, read_tsv
+from problems.demo_course import DEMO_COLLECTION, DEMO_USERS, bank_files, demo_rules, read_tsv
 from problems.services import modules_upsert, problems_import
 
 
@@ -32,6 +32,9 @@ class Command(BaseCommand):
             records += parsed.records
         report = problems_import(records=records, default_collection=DEMO_COLLECTION, collection=DEMO_COLLECTION, release=True)
         self.stdout.write(f"Demo course: {report.summary()}")
+        rules = demo_rules()
+        changed = rules_load(rules=rules, message="demo course rules")
+        self.stdout.write(f"Concept rules: {len(rules)} in the demo set, {changed} created or changed")
         if options["no_users"]:
             return
         if not settings.DEBUG:

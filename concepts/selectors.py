@@ -1,0 +1,219 @@
+"""Reads for concepts, rules, extraction runs and reports."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.core.cache import cache
+from django.db.models import Count, Max, QuerySet
+from django.http import Http404
+
+from concepts import extraction
+from concepts.models import (
+    Concept,
+    ConceptRule,
+    ConceptRuleVersion,
+    ExtractedConcept,
+    ExtractionRun,
+    ExtractorReport,
+    GroundTruthLabel,
+)
+from problems.models import Problem
+
+PREVIEW_SHOWN = 40  # matched problems rendered in the live panel; counts cover every problem
+
+
+def concept_get(slug: str) -> Concept:
+    concept = Concept.objects.select_related("module").filter(slug=slug).first()
+    if concept is None:
+        raise Http404("No such concept")
+    return concept
+
+
+def concept_list_with_rules() -> QuerySet[Concept]:
+    return (
+        Concept.objects.select_related("module", "rule")
+        .annotate(labelled=Count("ground_truth_labels", distinct=True))
+        .order_by("module__order", "slug")
+    )
+
+
+def rules_enabled() -> list[tuple[extraction.Rule, ConceptRule]]:
+    rules = ConceptRule.objects.filter(enabled=True).select_related("concept").order_by("concept__slug")
+    return [(extraction.Rule(r.concept.slug, r.pattern, r.ignore_case), r) for r in rules]
+
+
+def rule_versions(rule: ConceptRule) -> QuerySet[ConceptRuleVersion]:
+    return rule.versions.select_related("author").order_by("-number")
+
+
+@dataclass
+class BankTexts:
+    """The texts a preview runs on, with the ground truth it is judged against."""
+
+    ids: list[int]
+    texts: list[str]
+    titles: list[str]
+    labelled: set[int]  # problems that have any ground-truth label
+
+
+def _bank_key(module_ids: list[int]) -> str:
+    qs = Problem.objects.all()
+    if module_ids:
+        qs = qs.filter(module_id__in=module_ids)
+    state = qs.aggregate(n=Count("id"), last=Max("updated_at"), top=Max("id"))
+    labels = GroundTruthLabel.objects.aggregate(n=Count("id"), top=Max("id"))
+    raw = json.dumps([sorted(module_ids), state, labels], default=str)
+    return "bank-texts:" + hashlib.sha1(raw.encode()).hexdigest()
+
+
+def bank_texts(module_ids: list[int] | None = None) -> BankTexts:
+    """Every problem's text (of some modules), cached until a problem or a label changes."""
+    module_ids = sorted(module_ids or [])
+    key = _bank_key(module_ids)
+    found = cache.get(key)
+    if found is not None:
+        return found
+    qs = Problem.objects.order_by("id")
+    if module_ids:
+        qs = qs.filter(module_id__in=module_ids)
+    rows = list(qs.values_list("id", "text", "title"))
+    labelled = set(GroundTruthLabel.objects.values_list("problem_id", flat=True).distinct())
+    texts = BankTexts([r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows], labelled)
+    cache.set(key, texts, 600)
+    return texts
+
+
+@dataclass
+class PreviewRow:
+    problem_id: int
+    title: str
+    text: str
+    spans: list[tuple[int, int]]
+    verdict: str  # "tp", "fp" or "unlabelled"
+
+
+@dataclass
+class RulePreview:
+    error: str = ""
+    position: int | None = None
+    matched: int = 0
+    total: int = 0
+    rows: list[PreviewRow] = field(default_factory=list)
+    stats: extraction.ConceptStats | None = None
+    newly_matched: list[tuple[int, str, bool]] = field(default_factory=list)  # (id, title, right?)
+    no_longer_matched: list[tuple[int, str, bool]] = field(default_factory=list)
+    engine: str = ""
+
+
+def _matching_ids(pattern: str, ignore_case: bool, bank: BankTexts) -> dict[int, list[tuple[int, int]]] | None:
+    matches = extraction.preview(pattern, ignore_case, bank.texts)
+    return {bank.ids[m.index]: m.spans for m in matches}
+
+
+def rule_preview(*, concept: Concept, pattern: str, ignore_case: bool, module_ids: list[int] | None = None) -> RulePreview:
+    """What a pattern would match over the bank, judged against the concept's ground truth."""
+    result = RulePreview()
+    try:
+        result.engine = extraction.check_pattern(pattern, ignore_case)
+        bank = bank_texts(module_ids)
+        found = _matching_ids(pattern, ignore_case, bank)
+    except extraction.RuleError as exc:
+        result.error, result.position = exc.message, exc.position
+        return result
+    except extraction.RuleTimeout as exc:
+        result.error = f"the pattern took longer than {exc.seconds:g}s on one problem (catastrophic backtracking)"
+        return result
+    assert found is not None
+    truth = set(GroundTruthLabel.objects.filter(concept=concept).values_list("problem_id", flat=True))
+    result.total, result.matched = len(bank.ids), len(found)
+    predicted_labelled = {pid for pid in found if pid in bank.labelled}
+    in_bank_truth = truth & set(bank.ids)
+    tp = len(predicted_labelled & in_bank_truth)
+    fp = len(predicted_labelled - in_bank_truth)
+    fn = len(in_bank_truth - predicted_labelled)
+    result.stats = extraction.ConceptStats(tp=tp, fp=fp, fn=fn, tn=len(bank.labelled & set(bank.ids)) - tp - fp - fn)
+    index = {pid: i for i, pid in enumerate(bank.ids)}
+    ordered = sorted(found, key=lambda pid: (pid not in truth, pid))
+    for pid in ordered[:PREVIEW_SHOWN]:
+        i = index[pid]
+        verdict = "tp" if pid in truth else ("fp" if pid in bank.labelled else "unlabelled")
+        result.rows.append(PreviewRow(pid, bank.titles[i], bank.texts[i], found[pid], verdict))
+    saved = getattr(concept, "rule", None) if hasattr(concept, "rule") else None
+    if saved is not None:
+        try:
+            before = set(_matching_ids(saved.pattern, saved.ignore_case, bank) or {})
+        except (extraction.RuleError, extraction.RuleTimeout):
+            before = set()
+        now = set(found)
+        title = {pid: bank.titles[index[pid]] for pid in before | now}
+        result.newly_matched = [(pid, title[pid], pid in truth) for pid in sorted(now - before)]
+        result.no_longer_matched = [(pid, title[pid], pid not in truth) for pid in sorted(before - now)]
+    return result
+
+
+def extraction_run_latest() -> ExtractionRun | None:
+    return ExtractionRun.objects.order_by("-id").first()
+
+
+def extraction_run_get(pk: int) -> ExtractionRun:
+    run = ExtractionRun.objects.filter(pk=pk).first()
+    if run is None:
+        raise Http404("No such extraction run")
+    return run
+
+
+def extracted_for_problem(problem: Problem) -> list[str]:
+    run = ExtractionRun.objects.filter(status="done").order_by("-id").first()
+    if run is None:
+        return []
+    return list(
+        ExtractedConcept.objects.filter(run=run, problem=problem).order_by("concept__slug").values_list("concept__slug", flat=True)
+    )
+
+
+def report_get(pk: int) -> ExtractorReport:
+    report = ExtractorReport.objects.filter(pk=pk).first()
+    if report is None:
+        raise Http404("No such report")
+    return report
+
+
+def report_history(limit: int = 50) -> list[ExtractorReport]:
+    return list(ExtractorReport.objects.filter(status="done").order_by("-id")[:limit])[::-1]
+
+
+def labelled_problems(collection: str = "") -> tuple[list[int], list[str], list[set[str]]]:
+    """Problems with ground-truth labels (of one collection): ids, texts and label sets."""
+    labels: dict[int, set[str]] = {}
+    qs = GroundTruthLabel.objects.all()
+    if collection:
+        qs = qs.filter(problem__collection=collection)
+    for pid, slug in qs.values_list("problem_id", "concept__slug"):
+        labels.setdefault(pid, set()).add(slug)
+    ids = sorted(labels)
+    texts = dict(Problem.objects.filter(id__in=ids).values_list("id", "text")) if ids else {}
+    return ids, [texts[i] for i in ids], [labels[i] for i in ids]
+
+
+def report_problems(*, concept: Concept, kind: str, collection: str = "") -> list[tuple[Problem, list[tuple[int, int]]]]:
+    """The FP or FN problems of one concept under the current rules, with the rule's spans."""
+    ids, texts, truth = labelled_problems(collection)
+    rules = [rule for rule, _ in rules_enabled()]
+    compiled = extraction.compile_rules(rules)
+    predicted = extraction.extract_many(texts, compiled)
+    slug = concept.slug
+    if kind == "fp":
+        chosen = [i for i, (p, t) in enumerate(zip(predicted, truth)) if slug in p and slug not in t]
+    else:
+        chosen = [i for i, (p, t) in enumerate(zip(predicted, truth)) if slug not in p and slug in t]
+    problems = Problem.objects.in_bulk([ids[i] for i in chosen])
+    out = []
+    for i in chosen:
+        spans = extraction.match_spans(texts[i], compiled, slug) if slug in compiled.single else []
+        out.append((problems[ids[i]], spans))
+    return out
+

@@ -1,0 +1,17 @@
+from django.urls import path
+
+from concepts import views
+
+app_name = "concepts"
+urlpatterns = [
+    path("", views.concept_list, name="list"),
+    path("rules/preview/", views.rule_preview_view, name="rule-preview"),
+    path("extraction/", views.extraction_runs, name="extraction-runs"),
+    path("extraction/<int:pk>/", views.extraction_run_detail, name="extraction-run"),
+    path("reports/", views.reports, name="reports"),
+    path("reports/<int:pk>/", views.report_detail, name="report"),
+    path("reports/<int:pk>/<str:slug>/<str:kind>/", views.report_drilldown, name="report-drilldown"),
+    path("<str:slug>/rule/", views.rule_edit, name="rule-edit"),
+    path("<str:slug>/rule/history/", views.rule_history, name="rule-history"),
+    path("<str:slug>/rule/revert/<int:number>/", views.rule_revert_view, name="rule-revert"),
+]

@@ -1,0 +1,199 @@
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib import messages
+from django.contrib.auth.decorators import permission_required
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+
+from concepts.forms import ReportForm, RuleForm, RulePreviewForm
+from concepts.models import ConceptRule
+from concepts.selectors import (
+    concept_get,
+    concept_list_with_rules,
+    extraction_run_get,
+    extraction_run_latest,
+    report_get,
+    report_history,
+    report_problems,
+    rule_preview,
+    rule_versions,
+)
+from concepts.services import (
+    RuleRejected,
+    extraction_run_start,
+    extractor_report_start,
+    rule_revert,
+    rule_save,
+)
+from problems.models import Module
+
+
+@permission_required("concepts.view_conceptrule")
+@require_GET
+def concept_list(request: HttpRequest) -> HttpResponse:
+    return render(request, "concepts/concept_list.html", {"concepts": concept_list_with_rules()})
+
+
+def _preview_context(concept: Any, pattern: str, ignore_case: bool, module_ids: list[int]) -> dict[str, Any]:
+    if not pattern.strip():
+        return {"preview": None, "concept": concept}
+    return {"preview": rule_preview(concept=concept, pattern=pattern, ignore_case=ignore_case, module_ids=module_ids), "concept": concept}
+
+
+@permission_required("concepts.view_conceptrule")
+@require_http_methods(["GET", "POST"])
+def rule_edit(request: HttpRequest, slug: str) -> HttpResponse:
+    concept = concept_get(slug)
+    rule = ConceptRule.objects.filter(concept=concept).first()
+    initial = {"pattern": rule.pattern, "ignore_case": rule.ignore_case, "enabled": rule.enabled} if rule else {}
+    form = RuleForm(request.POST or None, initial=initial)
+    module_ids = [int(m) for m in request.POST.getlist("modules") or request.GET.getlist("modules") if m.isdigit()]
+    if request.method == "POST":
+        if not request.user.has_perm("concepts.change_conceptrule"):
+            raise Http404
+        if form.is_valid():
+            data = form.cleaned_data
+            try:
+                rule_save(
+                    concept=concept,
+                    pattern=data["pattern"],
+                    ignore_case=data["ignore_case"],
+                    enabled=data["enabled"],
+                    user=request.user,
+                    message=data["message"],
+                )
+                messages.success(request, f"Saved the rule of {concept.slug}.")
+                return redirect("concepts:rule-edit", slug=concept.slug)
+            except RuleRejected as exc:
+                form.add_error("pattern", f"Invalid pattern: {exc}")
+    pattern = form.data.get("pattern", "") if form.is_bound else initial.get("pattern", "")
+    ignore_case = bool(form.data.get("ignore_case")) if form.is_bound else initial.get("ignore_case", True)
+    context = {
+        "form": form,
+        "rule": rule,
+        "modules": Module.objects.all(),
+        "module_ids": module_ids,
+        **_preview_context(concept, pattern, ignore_case, module_ids),
+    }
+    return render(request, "concepts/rule_edit.html", context)
+
+
+@permission_required("concepts.preview_conceptrule")
+@require_POST
+def rule_preview_view(request: HttpRequest) -> HttpResponse:
+    form = RulePreviewForm(request.POST)
+    if not form.is_valid():
+        return render(request, "concepts/rule_edit.html#rule-preview", {"preview": None, "form_errors": form.errors})
+    data = form.cleaned_data
+    concept = concept_get(data["concept"])
+    context = _preview_context(concept, data["pattern"], data["ignore_case"], [m.id for m in data["modules"]])
+    # Errors come back with status 200 so htmx swaps them into the panel.
+    return render(request, "concepts/rule_edit.html#rule-preview", context)
+
+
+@permission_required("concepts.view_conceptruleversion")
+@require_GET
+def rule_history(request: HttpRequest, slug: str) -> HttpResponse:
+    concept = concept_get(slug)
+    rule = ConceptRule.objects.filter(concept=concept).first()
+    versions = rule_versions(rule) if rule else []
+    return render(request, "concepts/rule_history.html", {"concept": concept, "rule": rule, "versions": versions})
+
+
+@permission_required("concepts.change_conceptrule")
+@require_POST
+def rule_revert_view(request: HttpRequest, slug: str, number: int) -> HttpResponse:
+    concept = concept_get(slug)
+    rule = ConceptRule.objects.filter(concept=concept).first()
+    if rule is None:
+        raise Http404("No rule")
+    try:
+        rule_revert(rule=rule, number=number, user=request.user)
+        messages.success(request, f"Reverted {slug} to version {number}.")
+    except RuleRejected as exc:
+        messages.error(request, str(exc))
+    return redirect("concepts:rule-history", slug=slug)
+
+
+@permission_required("concepts.view_extractionrun")
+@require_http_methods(["GET", "POST"])
+def extraction_runs(request: HttpRequest) -> HttpResponse:
+    if request.method == "POST":
+        if not request.user.has_perm("concepts.add_extractionrun"):
+            raise Http404
+        run = extraction_run_start(user=request.user)
+        return redirect("concepts:extraction-run", pk=run.pk)
+    from concepts.models import ExtractionRun
+
+    return render(request, "concepts/extraction_runs.html", {"runs": ExtractionRun.objects.select_related("created_by")[:30], "latest": extraction_run_latest()})
+
+
+@permission_required("concepts.view_extractionrun")
+@require_GET
+def extraction_run_detail(request: HttpRequest, pk: int) -> HttpResponse:
+    run = extraction_run_get(pk)
+    template = "concepts/extraction_run.html"
+    if request.htmx:
+        template += "#run-status"
+    return render(request, template, {"run": run})
+
+
+@permission_required("concepts.view_extractorreport")
+@require_http_methods(["GET", "POST"])
+def reports(request: HttpRequest) -> HttpResponse:
+    form = ReportForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        if not request.user.has_perm("concepts.add_extractorreport"):
+            raise Http404
+        report = extractor_report_start(user=request.user, collection=form.cleaned_data["collection"])
+        return redirect("concepts:report", pk=report.pk)
+    from concepts.models import ExtractorReport
+
+    history = report_history()
+    return render(
+        request,
+        "concepts/reports.html",
+        {"form": form, "reports": ExtractorReport.objects.select_related("created_by")[:30], "chart": _chart(history)},
+    )
+
+
+def _chart(history: list[Any]) -> dict[str, Any]:
+    """Points of an SVG line chart of the average FP and FN rates over past reports."""
+    done = [r for r in history if r.fp_rate is not None and r.fn_rate is not None]
+    if len(done) < 1:
+        return {}
+    top = max(max(r.fn_rate for r in done), max(r.fp_rate for r in done), 0.01)
+    width, height = 600, 160
+    step = width / max(len(done) - 1, 1)
+
+    def points(attr: str) -> str:
+        return " ".join(f"{i * step:.1f},{height - getattr(r, attr) / top * height:.1f}" for i, r in enumerate(done))
+
+    return {"fp": points("fp_rate"), "fn": points("fn_rate"), "top": top, "n": len(done), "width": width, "height": height}
+
+
+@permission_required("concepts.view_extractorreport")
+@require_GET
+def report_detail(request: HttpRequest, pk: int) -> HttpResponse:
+    report = report_get(pk)
+    template = "concepts/report.html"
+    if request.htmx:
+        template += "#run-status"
+    rows = sorted(report.concepts.items(), key=lambda kv: (-(kv[1]["fn_rate"] or 0), kv[0]))
+    return render(request, template, {"report": report, "run": report, "rows": rows})
+
+
+@permission_required("concepts.view_extractorreport")
+@require_GET
+def report_drilldown(request: HttpRequest, pk: int, slug: str, kind: str) -> HttpResponse:
+    if kind not in ("fp", "fn"):
+        raise Http404
+    report = report_get(pk)
+    concept = concept_get(slug)
+    problems = report_problems(concept=concept, kind=kind, collection=report.collection)
+    return render(
+        request, "concepts/report_drilldown.html", {"report": report, "concept": concept, "kind": kind, "problems": problems}
+    )
