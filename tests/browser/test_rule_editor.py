@@ -1,0 +1,36 @@
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def test_a_ta_types_a_pattern_and_sees_matches_and_counts_update_live(
+    page: Any, live_server: Any, login: Any, alice: Any, problem_factory: Any, concept_factory: Any
+) -> None:
+    concept_factory("nchoosek")
+    problem_factory("Choose a committee: $\\binom{10}{3}$ ways.", title="Committee", labels=["nchoosek"])
+    problem_factory("In how many ways can we choose 2 of 5?", title="Words", labels=["nchoosek"])
+    problem_factory("Roll a die twice.", title="Dice", labels=["permutations"])
+    login("alice")
+    page.goto(f"{live_server.url}/concepts/nchoosek/rule/")
+    page.evaluate("window.__loaded = true")  # survives only if the page is never reloaded
+
+    page.fill("#id_pattern", "\\\\binom")
+    page.wait_for_selector("#matched-count")
+    assert page.locator("#matched-count").inner_text() == "1"
+    assert "TP 1" in page.locator("#preview-counts").inner_text()
+    # The match inside math is highlighted and KaTeX renders it inside the mark.
+    page.wait_for_selector("#rule-preview mark .katex")
+
+    page.fill("#id_pattern", "\\\\binom|\\bchoose\\b")
+    page.wait_for_function("document.querySelector('#matched-count').textContent === '2'")
+    assert "FN 0" in page.locator("#preview-counts").inner_text()
+    assert page.locator("#rule-preview mark").count() >= 2
+
+    page.fill("#id_pattern", "(unclosed")
+    page.wait_for_selector("#preview-error")
+    assert "missing ), unterminated subpattern" in page.locator("#preview-error").inner_text()
+    assert page.evaluate("window.__loaded") is True
