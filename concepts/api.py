@@ -1,0 +1,179 @@
+"""JSON API for rules (with versions), the live preview, extraction runs and extractor reports.
+
+Same services and selectors as the pages; permissions are the Django model permissions of the roles.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.shortcuts import get_object_or_404
+from rest_framework import serializers, status
+from rest_framework.decorators import api_view, permission_classes
+from rest_framework.permissions import BasePermission
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from concepts.models import ConceptRule, ExtractionRun, ExtractorReport
+from concepts.selectors import concept_get, extraction_run_get, report_get, rule_preview, rule_versions
+from concepts.services import RuleRejected, extraction_run_start, extractor_report_start, rule_revert, rule_save
+
+
+def perm(read: str, write: str | None = None) -> type[BasePermission]:
+    class HasPerm(BasePermission):
+        def has_permission(self, request: Request, view: Any) -> bool:
+            needed = read if request.method in ("GET", "HEAD", "OPTIONS") or write is None else write
+            return bool(request.user and request.user.is_authenticated and request.user.has_perm(needed))
+
+    return HasPerm
+
+
+class RuleVersionOutput(serializers.Serializer):
+    number = serializers.IntegerField()
+    pattern = serializers.CharField()
+    ignore_case = serializers.BooleanField()
+    enabled = serializers.BooleanField()
+    message = serializers.CharField()
+    author = serializers.CharField(source="author.username", default=None)
+    created_at = serializers.DateTimeField()
+
+
+class RuleOutput(serializers.Serializer):
+    concept = serializers.CharField(source="concept.slug")
+    pattern = serializers.CharField()
+    ignore_case = serializers.BooleanField()
+    enabled = serializers.BooleanField()
+    version = serializers.IntegerField()
+    updated_by = serializers.CharField(source="updated_by.username", default=None)
+    updated_at = serializers.DateTimeField()
+
+
+class RuleInput(serializers.Serializer):
+    pattern = serializers.CharField(trim_whitespace=False, max_length=2000)
+    ignore_case = serializers.BooleanField(default=True)
+    enabled = serializers.BooleanField(default=True)
+    message = serializers.CharField(required=False, allow_blank=True, default="", max_length=300)
+
+
+class PreviewInput(serializers.Serializer):
+    concept = serializers.CharField()
+    pattern = serializers.CharField(trim_whitespace=False, max_length=2000)
+    ignore_case = serializers.BooleanField(default=True)
+    modules = serializers.ListField(child=serializers.IntegerField(), required=False, default=list)
+
+
+class RunOutput(serializers.Serializer):
+    id = serializers.IntegerField()
+    status = serializers.CharField()
+    problems_total = serializers.IntegerField()
+    problems_done = serializers.IntegerField()
+    concepts_found = serializers.IntegerField()
+    rule_versions = serializers.DictField()
+    error = serializers.CharField()
+    created_at = serializers.DateTimeField()
+    finished_at = serializers.DateTimeField()
+
+
+class ReportOutput(serializers.Serializer):
+    id = serializers.IntegerField()
+    status = serializers.CharField()
+    collection = serializers.CharField()
+    problems = serializers.IntegerField()
+    average = serializers.SerializerMethodField()
+    concepts = serializers.DictField()
+    rule_versions = serializers.DictField()
+    error = serializers.CharField()
+    created_at = serializers.DateTimeField()
+
+    def get_average(self, report: ExtractorReport) -> dict[str, float | None]:
+        return {"fp_rate": report.fp_rate, "fn_rate": report.fn_rate}
+
+
+@api_view(["GET"])
+@permission_classes([perm("concepts.view_conceptrule")])
+def rule_list_api(request: Request) -> Response:
+    rules = ConceptRule.objects.select_related("concept", "updated_by").order_by("concept__slug")
+    return Response(RuleOutput(rules, many=True).data)
+
+
+@api_view(["GET", "PUT"])
+@permission_classes([perm("concepts.view_conceptrule", "concepts.change_conceptrule")])
+def rule_detail_api(request: Request, slug: str) -> Response:
+    concept = concept_get(slug)
+    if request.method == "PUT":
+        data = RuleInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        try:
+            rule = rule_save(concept=concept, user=request.user, **data.validated_data)
+        except RuleRejected as exc:
+            return Response({"pattern": [str(exc)], "position": exc.position}, status=status.HTTP_400_BAD_REQUEST)
+        return Response(RuleOutput(rule).data)
+    rule = get_object_or_404(ConceptRule.objects.select_related("concept", "updated_by"), concept=concept)
+    return Response({**RuleOutput(rule).data, "versions": RuleVersionOutput(rule_versions(rule), many=True).data})
+
+
+@api_view(["POST"])
+@permission_classes([perm("concepts.change_conceptrule", "concepts.change_conceptrule")])
+def rule_revert_api(request: Request, slug: str, number: int) -> Response:
+    rule = get_object_or_404(ConceptRule, concept=concept_get(slug))
+    try:
+        rule = rule_revert(rule=rule, number=number, user=request.user)
+    except RuleRejected as exc:
+        return Response({"detail": str(exc)}, status=status.HTTP_400_BAD_REQUEST)
+    return Response(RuleOutput(rule).data)
+
+
+@api_view(["POST"])
+@permission_classes([perm("concepts.preview_conceptrule", "concepts.preview_conceptrule")])
+def rule_preview_api(request: Request) -> Response:
+    data = PreviewInput(data=request.data)
+    data.is_valid(raise_exception=True)
+    v = data.validated_data
+    result = rule_preview(
+        concept=concept_get(v["concept"]), pattern=v["pattern"], ignore_case=v["ignore_case"], module_ids=v["modules"]
+    )
+    if result.error:
+        return Response({"error": result.error, "position": result.position}, status=status.HTTP_400_BAD_REQUEST)
+    stats = result.stats.as_dict() if result.stats else None
+    return Response(
+        {
+            "matched": result.matched,
+            "total": result.total,
+            "engine": result.engine,
+            "stats": stats,
+            "matches": [{"problem": r.problem_id, "spans": r.spans, "verdict": r.verdict} for r in result.rows],
+            "newly_matched": [{"problem": pid, "right": right} for pid, _, right in result.newly_matched],
+            "no_longer_matched": [{"problem": pid, "right": right} for pid, _, right in result.no_longer_matched],
+        }
+    )
+
+
+@api_view(["GET", "POST"])
+@permission_classes([perm("concepts.view_extractionrun", "concepts.add_extractionrun")])
+def extraction_run_list_api(request: Request) -> Response:
+    if request.method == "POST":
+        run = extraction_run_start(user=request.user)
+        return Response(RunOutput(run).data, status=status.HTTP_202_ACCEPTED)
+    return Response(RunOutput(ExtractionRun.objects.all()[:50], many=True).data)
+
+
+@api_view(["GET"])
+@permission_classes([perm("concepts.view_extractionrun")])
+def extraction_run_detail_api(request: Request, pk: int) -> Response:
+    return Response(RunOutput(extraction_run_get(pk)).data)
+
+
+@api_view(["GET", "POST"])
+@permission_classes([perm("concepts.view_extractorreport", "concepts.add_extractorreport")])
+def report_list_api(request: Request) -> Response:
+    if request.method == "POST":
+        collection = str(request.data.get("collection", ""))[:100]
+        report = extractor_report_start(user=request.user, collection=collection)
+        return Response(ReportOutput(report).data, status=status.HTTP_202_ACCEPTED)
+    return Response(ReportOutput(ExtractorReport.objects.all()[:50], many=True).data)
+
+
+@api_view(["GET"])
+@permission_classes([perm("concepts.view_extractorreport")])
+def report_detail_api(request: Request, pk: int) -> Response:
+    return Response(ReportOutput(report_get(pk)).data)

@@ -1,0 +1,55 @@
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from django.urls import reverse
+
+
+@pytest.fixture
+def bank(problem_factory: Any, concept_factory: Any) -> None:
+    concept_factory("nchoosek")
+    problem_factory("Choose: $\\binom{10}{3}$.", title="Binom", labels=["nchoosek"])
+    problem_factory("Choose 3 of 10.", title="Words", labels=["nchoosek"])
+
+
+def test_rules_with_versions_save_revert_and_preview(client: Any, alice: Any, bank: None) -> None:
+    client.force_login(alice)
+    url = reverse("api-rule-detail", args=["nchoosek"])
+    r = client.put(url, {"pattern": "\\\\binom", "message": "v1"}, content_type="application/json")
+    assert r.status_code == 200 and r.json()["version"] == 1 and r.json()["updated_by"] == "alice"
+    client.put(url, {"pattern": "\\\\binom|choose"}, content_type="application/json")
+    bad = client.put(url, {"pattern": "(x"}, content_type="application/json")
+    assert bad.status_code == 400 and "missing )" in bad.json()["pattern"][0] and bad.json()["position"] == 0
+    detail = client.get(url).json()
+    assert detail["version"] == 2 and [v["number"] for v in detail["versions"]] == [2, 1]
+    assert client.post(reverse("api-rule-revert", args=["nchoosek", 1])).json()["pattern"] == "\\\\binom"
+    assert [r["concept"] for r in client.get(reverse("api-rule-list")).json()] == ["nchoosek"]
+    preview = client.post(reverse("api-rule-preview"), {"concept": "nchoosek", "pattern": "choose"}, content_type="application/json")
+    body = preview.json()
+    assert (body["matched"], body["total"], body["engine"]) == (2, 2, "re2")
+    assert body["stats"] == {"tp": 2, "fp": 0, "fn": 0, "tn": 0, "fp_rate": None, "fn_rate": 0.0}
+    assert body["matches"][0]["spans"] == [[0, 6]]
+    err = client.post(reverse("api-rule-preview"), {"concept": "nchoosek", "pattern": "a**"}, content_type="application/json")
+    assert err.status_code == 400 and err.json() == {"error": "multiple repeat", "position": 2}
+
+
+def test_runs_and_reports(client: Any, alice: Any, bank: None, django_capture_on_commit_callbacks: Any) -> None:
+    client.force_login(alice)
+    client.put(reverse("api-rule-detail", args=["nchoosek"]), {"pattern": "\\\\binom"}, content_type="application/json")
+    with django_capture_on_commit_callbacks(execute=True):
+        run = client.post(reverse("api-extraction-run-list")).json()
+    detail = client.get(reverse("api-extraction-run-detail", args=[run["id"]])).json()
+    assert (detail["status"], detail["problems_done"], detail["concepts_found"]) == ("done", 2, 1)
+    with django_capture_on_commit_callbacks(execute=True):
+        report = client.post(reverse("api-report-list"), {}, content_type="application/json").json()
+    data = client.get(reverse("api-report-detail", args=[report["id"]])).json()
+    assert data["average"] == {"fp_rate": None, "fn_rate": 0.5}
+    assert data["concepts"]["nchoosek"]["fn"] == 1
+
+
+@pytest.mark.parametrize("name, args", [("api-rule-list", []), ("api-rule-detail", ["nchoosek"]), ("api-report-list", []), ("api-extraction-run-list", [])])
+def test_students_get_nothing(client: Any, sam: Any, bank: None, name: str, args: list[str]) -> None:
+    client.force_login(sam)
+    assert client.get(reverse(name, args=args)).status_code == 403
+    assert client.post(reverse("api-rule-preview"), {"concept": "nchoosek", "pattern": "x"}, content_type="application/json").status_code == 403
