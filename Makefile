@@ -25,6 +25,7 @@ $(VENV)/.installed-test: $(VENV)/.installed requirements-test.txt
 setup: $(VENV)/.installed
 	$(PY) manage.py migrate --noinput
 	$(PY) manage.py load_demo
+	$(PY) manage.py extract_concepts
 
 run: setup
 	@echo "Serving Prob2Vec Studio on http://$(HOST):$(PORT)/  (demo logins are printed above)"

@@ -53,11 +53,16 @@ class RuleTimeout(RuntimeError):
         )
 
 
-def _re2_options() -> re2.Options:
+def _re2_options(max_mem: int = 64 << 20) -> re2.Options:
     options = re2.Options()
     options.log_errors = False
-    options.max_mem = 64 << 20
+    options.max_mem = max_mem
     return options
+
+
+# The set's lazily built DFA caches states across texts; with a small budget it keeps throwing its
+# cache away and falls to a few thousand problems/s. Memory is only taken as states are built.
+SET_MAX_MEM = 1 << 30
 
 
 def _flagged(pattern: str, ignore_case: bool) -> str:
@@ -111,7 +116,7 @@ def compile_rules(rules: Iterable[Rule], timeout: float = DEFAULT_TIMEOUT) -> Co
     single: dict[str, object] = {}
     set_slugs: list[str] = []
     fallback: list[tuple[str, object]] = []
-    re2_set = re2.Set.SearchSet(_re2_options())
+    re2_set = re2.Set.SearchSet(_re2_options(SET_MAX_MEM))
     for rule in rules:
         try:
             engine = check_pattern(rule.pattern, rule.ignore_case)

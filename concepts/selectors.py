@@ -58,6 +58,7 @@ class BankTexts:
     texts: list[str]
     titles: list[str]
     labelled: set[int]  # problems that have any ground-truth label
+    key: str = ""  # changes whenever a problem or a label changes
 
 
 def _bank_key(module_ids: list[int]) -> str:
@@ -82,7 +83,7 @@ def bank_texts(module_ids: list[int] | None = None) -> BankTexts:
         qs = qs.filter(module_id__in=module_ids)
     rows = list(qs.values_list("id", "text", "title"))
     labelled = set(GroundTruthLabel.objects.values_list("problem_id", flat=True).distinct())
-    texts = BankTexts([r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows], labelled)
+    texts = BankTexts([r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows], labelled, key)
     cache.set(key, texts, 600)
     return texts
 
@@ -144,10 +145,15 @@ def rule_preview(*, concept: Concept, pattern: str, ignore_case: bool, module_id
         result.rows.append(PreviewRow(pid, bank.titles[i], bank.texts[i], found[pid], verdict))
     saved = getattr(concept, "rule", None) if hasattr(concept, "rule") else None
     if saved is not None:
-        try:
-            before = set(_matching_ids(saved.pattern, saved.ignore_case, bank) or {})
-        except (extraction.RuleError, extraction.RuleTimeout):
-            before = set()
+        # The saved rule's matches only change with the rule or the bank: cache them between keystrokes.
+        saved_key = f"{bank.key}:rule:{saved.pk}:{saved.version}"
+        before = cache.get(saved_key)
+        if before is None:
+            try:
+                before = set(_matching_ids(saved.pattern, saved.ignore_case, bank) or {})
+            except (extraction.RuleError, extraction.RuleTimeout):
+                before = set()
+            cache.set(saved_key, before, 600)
         now = set(found)
         title = {pid: bank.titles[index[pid]] for pid in before | now}
         result.newly_matched = [(pid, title[pid], pid in truth) for pid in sorted(now - before)]
