@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -71,12 +72,19 @@ def _bank_key(module_ids: list[int]) -> str:
     return "bank-texts:" + hashlib.sha1(raw.encode()).hexdigest()
 
 
+# Per-process memory, not Django's cache: LocMemCache pickles, and unpickling ten thousand texts on
+# every keystroke cost more than matching them. A few recent banks (whole, or some modules) are kept.
+_BANK_MEMO: OrderedDict[str, BankTexts] = OrderedDict()
+_BANK_MEMO_SIZE = 4
+
+
 def bank_texts(module_ids: list[int] | None = None) -> BankTexts:
     """Every problem's text (of some modules), cached until a problem or a label changes."""
     module_ids = sorted(module_ids or [])
     key = _bank_key(module_ids)
-    found = cache.get(key)
+    found = _BANK_MEMO.get(key)
     if found is not None:
+        _BANK_MEMO.move_to_end(key)
         return found
     qs = Problem.objects.order_by("id")
     if module_ids:
@@ -84,7 +92,9 @@ def bank_texts(module_ids: list[int] | None = None) -> BankTexts:
     rows = list(qs.values_list("id", "text", "title"))
     labelled = set(GroundTruthLabel.objects.values_list("problem_id", flat=True).distinct())
     texts = BankTexts([r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows], labelled, key)
-    cache.set(key, texts, 600)
+    _BANK_MEMO[key] = texts
+    while len(_BANK_MEMO) > _BANK_MEMO_SIZE:
+        _BANK_MEMO.popitem(last=False)
     return texts
 
 
@@ -110,9 +120,9 @@ class RulePreview:
     engine: str = ""
 
 
-def _matching_ids(pattern: str, ignore_case: bool, bank: BankTexts) -> dict[int, list[tuple[int, int]]] | None:
-    matches = extraction.preview(pattern, ignore_case, bank.texts)
-    return {bank.ids[m.index]: m.spans for m in matches}
+def _matching_ids(pattern: str, ignore_case: bool, bank: BankTexts) -> tuple[extraction.CompiledRules, set[int]]:
+    compiled, found = extraction.matching(pattern, ignore_case, bank.texts)
+    return compiled, {bank.ids[i] for i in found}
 
 
 def rule_preview(*, concept: Concept, pattern: str, ignore_case: bool, module_ids: list[int] | None = None) -> RulePreview:
@@ -121,14 +131,13 @@ def rule_preview(*, concept: Concept, pattern: str, ignore_case: bool, module_id
     try:
         result.engine = extraction.check_pattern(pattern, ignore_case)
         bank = bank_texts(module_ids)
-        found = _matching_ids(pattern, ignore_case, bank)
+        compiled, found = _matching_ids(pattern, ignore_case, bank)
     except extraction.RuleError as exc:
         result.error, result.position = exc.message, exc.position
         return result
     except extraction.RuleTimeout as exc:
         result.error = f"the pattern took longer than {exc.seconds:g}s on one problem (catastrophic backtracking)"
         return result
-    assert found is not None
     truth = set(GroundTruthLabel.objects.filter(concept=concept).values_list("problem_id", flat=True))
     result.total, result.matched = len(bank.ids), len(found)
     predicted_labelled = {pid for pid in found if pid in bank.labelled}
@@ -142,7 +151,9 @@ def rule_preview(*, concept: Concept, pattern: str, ignore_case: bool, module_id
     for pid in ordered[:PREVIEW_SHOWN]:
         i = index[pid]
         verdict = "tp" if pid in truth else ("fp" if pid in bank.labelled else "unlabelled")
-        result.rows.append(PreviewRow(pid, bank.titles[i], bank.texts[i], found[pid], verdict))
+        # Spans only for the rows shown: a broad pattern may match thousands of problems.
+        spans = extraction.match_spans(bank.texts[i], compiled, "preview")
+        result.rows.append(PreviewRow(pid, bank.titles[i], bank.texts[i], spans, verdict))
     saved = getattr(concept, "rule", None) if hasattr(concept, "rule") else None
     if saved is not None:
         # The saved rule's matches only change with the rule or the bank: cache them between keystrokes.
@@ -150,7 +161,7 @@ def rule_preview(*, concept: Concept, pattern: str, ignore_case: bool, module_id
         before = cache.get(saved_key)
         if before is None:
             try:
-                before = set(_matching_ids(saved.pattern, saved.ignore_case, bank) or {})
+                before = _matching_ids(saved.pattern, saved.ignore_case, bank)[1]
             except (extraction.RuleError, extraction.RuleTimeout):
                 before = set()
             cache.set(saved_key, before, 600)
