@@ -40,13 +40,21 @@ def celery_worker_process(settings: Any) -> Iterator[subprocess.Popen[str]]:
         stderr=subprocess.STDOUT,
         text=True,
     )
-    old = dict(app.conf.broker_url and {"broker_url": app.conf.broker_url} or {}, task_always_eager=app.conf.task_always_eager)
-    app.conf.update(broker_url=REDIS_URL, task_always_eager=False)
+    old = {"broker_url": app.conf.broker_url, "task_always_eager": app.conf.task_always_eager}
+
+    def reset_connections() -> None:
+        # The app caches its broker connections and producers; drop those made for the previous broker.
+        app.close()
+        app.amqp._producer_pool = None
+
+    reset_connections()
+    app.conf.update(broker_url=REDIS_URL, broker_write_url=REDIS_URL, broker_read_url=REDIS_URL, task_always_eager=False)
     settings.CELERY_TASK_ALWAYS_EAGER = False
     try:
         yield worker
     finally:
-        app.conf.update(task_always_eager=old["task_always_eager"], broker_url=old.get("broker_url"))
+        reset_connections()
+        app.conf.update(**old, broker_write_url=None, broker_read_url=None)
         worker.send_signal(signal.SIGTERM)
         try:
             worker.wait(timeout=20)
