@@ -187,6 +187,11 @@ def main() -> int:
 
             coll, data = max(collections, key=lambda c: len(c[1]))
             with connection.cursor() as cur:  # make it a fresh import again
+                cur.execute(
+                    "DELETE FROM concepts_groundtruthlabel WHERE problem_id IN"
+                    " (SELECT id FROM problems_problem WHERE collection = %s)",
+                    [coll],
+                )
                 cur.execute("DELETE FROM problems_problem WHERE collection = %s", [coll])
             tracemalloc.start()
             parsed = parse_problem_file(data, f"{coll}.jsonl")

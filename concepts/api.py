@@ -177,3 +177,63 @@ def report_list_api(request: Request) -> Response:
 @permission_classes([perm("concepts.view_extractorreport")])
 def report_detail_api(request: Request, pk: int) -> Response:
     return Response(ReportOutput(report_get(pk)).data)
+
+
+# --- expert labels ------------------------------------------------------------------------------
+
+
+class LabelsInput(serializers.Serializer):
+    concepts = serializers.ListField(child=serializers.CharField(), allow_empty=True)
+
+
+def _concepts_from_slugs(slugs: list[str]) -> tuple[list[Any], list[str]]:
+    from concepts.models import Concept
+
+    found = list(Concept.objects.filter(slug__in=slugs))
+    unknown = sorted(set(slugs) - {c.slug for c in found})
+    return found, unknown
+
+
+@api_view(["GET", "PUT"])
+@permission_classes([perm("concepts.view_labelset", "concepts.add_labelset")])
+def labels_api(request: Request, pk: int) -> Response:
+    """GET the problem's ground truth and my labels (head TAs: everyone's); PUT my label set."""
+    from concepts.selectors import label_page
+    from concepts.services import LabelsRejected, labels_set
+    from problems.selectors import problem_get_for_user
+
+    problem = problem_get_for_user(request.user, pk)
+    if request.method == "PUT":
+        data = LabelsInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        concepts, unknown = _concepts_from_slugs(data.validated_data["concepts"])
+        if unknown:
+            return Response({"concepts": [f"unknown concept(s): {', '.join(unknown)}"]}, status=status.HTTP_400_BAD_REQUEST)
+        try:
+            labels_set(problem=problem, annotator=request.user, concepts=concepts)
+        except LabelsRejected as exc:
+            return Response({"concepts": [str(exc)]}, status=status.HTTP_400_BAD_REQUEST)
+    page = label_page(problem=problem, user=request.user, show_others=request.user.has_perm("concepts.resolve_labels"))
+    body: dict[str, Any] = {"problem": problem.pk, "ground_truth": page.truth, "mine": page.mine, "suggestions": page.suggestions}
+    if request.user.has_perm("concepts.resolve_labels"):
+        body.update(annotators=page.others, resolution=page.resolution)
+    return Response(body)
+
+
+@api_view(["POST"])
+@permission_classes([perm("concepts.resolve_labels", "concepts.resolve_labels")])
+def labels_resolve_api(request: Request, pk: int) -> Response:
+    from concepts.services import LabelsRejected, labels_resolve
+    from problems.selectors import problem_get_for_user
+
+    problem = problem_get_for_user(request.user, pk)
+    data = LabelsInput(data=request.data)
+    data.is_valid(raise_exception=True)
+    concepts, unknown = _concepts_from_slugs(data.validated_data["concepts"])
+    if unknown:
+        return Response({"concepts": [f"unknown concept(s): {', '.join(unknown)}"]}, status=status.HTTP_400_BAD_REQUEST)
+    try:
+        resolution = labels_resolve(problem=problem, concepts=concepts, user=request.user)
+    except LabelsRejected as exc:
+        return Response({"concepts": [str(exc)]}, status=status.HTTP_400_BAD_REQUEST)
+    return Response({"problem": problem.pk, "ground_truth": sorted(resolution.concepts.values_list("slug", flat=True))})

@@ -147,3 +147,32 @@ class ExtractorReport(models.Model):
 
     def as_json(self) -> dict[str, object]:
         return {"problems": self.problems, "average": {"fp_rate": self.fp_rate, "fn_rate": self.fn_rate}, "concepts": self.concepts}
+
+
+class LabelSet(models.Model):
+    """One annotator's concept labels for one problem (several annotators may label a problem)."""
+
+    problem = models.ForeignKey("problems.Problem", on_delete=models.CASCADE, related_name="label_sets")
+    annotator = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="label_sets")
+    concepts = models.ManyToManyField(Concept, blank=True, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["problem", "annotator"], name="labelset_unique_annotator")]
+        indexes = [models.Index(fields=["annotator", "-updated_at"], name="labelset_annotator_recent")]
+
+    def __str__(self) -> str:
+        return f"labels of {self.problem_id} by {self.annotator_id}"
+
+
+class LabelResolution(models.Model):
+    """The head TA's decision on a problem's ground truth, which overrides the annotators' sets."""
+
+    problem = models.OneToOneField("problems.Problem", on_delete=models.CASCADE, related_name="label_resolution")
+    concepts = models.ManyToManyField(Concept, blank=True, related_name="+")
+    resolved_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
+    resolved_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        permissions = [("resolve_labels", "Can resolve annotators' labels into ground truth")]

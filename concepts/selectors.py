@@ -234,3 +234,114 @@ def report_problems(*, concept: Concept, kind: str, collection: str = "") -> lis
         out.append((problems[ids[i]], spans))
     return out
 
+
+
+# --- expert labels ------------------------------------------------------------------------------
+
+LABEL_QUEUES = {
+    "mine": "Not yet labelled by me",
+    "unlabelled": "Unlabelled",
+    "disagreement": "Annotators disagree",
+    "rules": "Rules and labels disagree",
+}
+
+
+def _label_sets_by_problem(problem_ids: list[int] | None = None) -> dict[int, dict[int, set[str]]]:
+    from concepts.models import LabelSet
+
+    qs = LabelSet.concepts.through.objects.select_related(None)
+    if problem_ids is not None:
+        qs = qs.filter(labelset__problem_id__in=problem_ids)
+    out: dict[int, dict[int, set[str]]] = {}
+    for pid, annotator, slug in qs.values_list("labelset__problem_id", "labelset__annotator_id", "concept__slug"):
+        out.setdefault(pid, {}).setdefault(annotator, set()).add(slug)
+    return out
+
+
+def label_queue_ids(*, queue: str, user: Any) -> list[int]:
+    """Problem ids in a labelling queue, in bank order."""
+    from concepts.models import LabelResolution, LabelSet
+
+    problems = Problem.objects.order_by("module__order", "collection", "source_id")
+    if queue == "mine":
+        return list(problems.exclude(label_sets__annotator=user).values_list("id", flat=True))
+    if queue == "unlabelled":
+        return list(problems.filter(ground_truth_labels__isnull=True, label_sets__isnull=True).values_list("id", flat=True))
+    if queue == "disagreement":
+        resolved = set(LabelResolution.objects.values_list("problem_id", flat=True))
+        several = set(LabelSet.objects.values("problem_id").annotate(n=Count("id")).filter(n__gte=2).values_list("problem_id", flat=True))
+        sets = _label_sets_by_problem(sorted(several - resolved))
+        disputed = {pid for pid, by in sets.items() if len({frozenset(s) for s in by.values()}) > 1}
+        return [pid for pid in problems.filter(id__in=disputed).values_list("id", flat=True)]
+    if queue == "rules":
+        run = ExtractionRun.objects.filter(status="done").order_by("-id").first()
+        if run is None:
+            return []
+        extracted: dict[int, set[int]] = {}
+        for pid, cid in ExtractedConcept.objects.filter(run=run).values_list("problem_id", "concept_id"):
+            extracted.setdefault(pid, set()).add(cid)
+        truth: dict[int, set[int]] = {}
+        for pid, cid in GroundTruthLabel.objects.values_list("problem_id", "concept_id"):
+            truth.setdefault(pid, set()).add(cid)
+        differ = {pid for pid in truth if extracted.get(pid, set()) != truth[pid]}
+        return [pid for pid in problems.filter(id__in=differ).values_list("id", flat=True)]
+    raise Http404("No such queue")
+
+
+def label_queue_counts(user: Any) -> dict[str, int]:
+    return {queue: len(label_queue_ids(queue=queue, user=user)) for queue in LABEL_QUEUES}
+
+
+@dataclass
+class LabelPage:
+    mine: list[str]
+    truth: list[str]
+    suggestions: list[str]  # from the rule extractor, not yet in my labels
+    others: dict[str, list[str]]  # annotator username -> slugs (shown to head TAs only)
+    resolution: list[str] | None
+
+
+def label_page(*, problem: Problem, user: Any, show_others: bool) -> LabelPage:
+    from concepts.models import LabelResolution, LabelSet
+
+    sets = LabelSet.objects.filter(problem=problem).select_related("annotator").prefetch_related("concepts")
+    mine: list[str] = []
+    others: dict[str, list[str]] = {}
+    for label_set in sets:
+        slugs = sorted(c.slug for c in label_set.concepts.all())
+        if label_set.annotator_id == user.pk:
+            mine = slugs
+        elif show_others:
+            others[label_set.annotator.get_username()] = slugs
+    truth = sorted(GroundTruthLabel.objects.filter(problem=problem).values_list("concept__slug", flat=True))
+    resolution = LabelResolution.objects.filter(problem=problem).first()
+    suggested = [s for s in extracted_for_problem(problem) if s not in mine]
+    return LabelPage(
+        mine=mine,
+        truth=truth,
+        suggestions=suggested,
+        others=others,
+        resolution=sorted(resolution.concepts.values_list("slug", flat=True)) if resolution else None,
+    )
+
+
+def concepts_for_picker() -> list[dict[str, str]]:
+    return [
+        {"slug": slug, "name": name, "module": module or "", "description": description}
+        for slug, name, module, description in Concept.objects.order_by("module__order", "slug").values_list(
+            "slug", "name", "module__name", "description"
+        )
+    ]
+
+
+def labels_agreement_table() -> tuple[list[Any], int, int]:
+    """Per-concept agreement over problems labelled by several annotators; (rows, problems, annotators)."""
+    from concepts.agreement import label_agreement
+    from concepts.models import LabelSet
+
+    sets = _label_sets_by_problem()
+    shared = {p: by for p, by in sets.items() if len(by) >= 2}
+    annotators = len(set(LabelSet.objects.values_list("annotator_id", flat=True)))
+    slugs = list(Concept.objects.order_by("module__order", "slug").values_list("slug", flat=True))
+    rows = label_agreement(shared, slugs)
+    return rows, len(shared), annotators

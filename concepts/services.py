@@ -6,6 +6,7 @@ import hashlib
 import json
 import logging
 import time
+from dataclasses import dataclass
 from typing import Any
 
 from django.db import transaction
@@ -20,10 +21,14 @@ from concepts.models import (
     ExtractedConcept,
     ExtractionRun,
     ExtractorReport,
+    GroundTruthLabel,
     JobStatus,
+    LabelResolution,
+    LabelSet,
 )
 from concepts.tasks import extract_concepts as extract_concepts_task
 from concepts.tasks import extractor_report_build as extractor_report_build_task
+from problems.bank_io import LineError, iter_jsonl_objects
 from problems.models import Module, Problem
 
 logger = logging.getLogger(__name__)
@@ -266,3 +271,110 @@ def extractor_report_compute(*, report_id: int) -> ExtractorReport | None:
     report.status, report.finished_at = JobStatus.DONE, timezone.now()
     report.save()
     return report
+
+
+# --- expert labels ------------------------------------------------------------------------------
+
+
+class LabelsRejected(ValueError):
+    pass
+
+
+def _ground_truth_write(problem: Problem, concept_ids: set[int], user: Any) -> None:
+    current = set(GroundTruthLabel.objects.filter(problem=problem).values_list("concept_id", flat=True))
+    if current == concept_ids:
+        return
+    GroundTruthLabel.objects.filter(problem=problem).exclude(concept_id__in=concept_ids).delete()
+    GroundTruthLabel.objects.bulk_create(
+        [GroundTruthLabel(problem=problem, concept_id=cid, created_by=user) for cid in concept_ids - current]
+    )
+
+
+def ground_truth_recompute(*, problem: Problem, user: Any = None) -> None:
+    """Ground truth = the head TA's resolution, else the annotators' set when they all agree.
+
+    Where annotators disagree and nobody has resolved, the ground truth stays as it was (for
+    example the imported labels) and the problem waits in the "disagreement" queue.
+    """
+    resolution = LabelResolution.objects.filter(problem=problem).first()
+    if resolution is not None:
+        _ground_truth_write(problem, set(resolution.concepts.values_list("id", flat=True)), resolution.resolved_by)
+        return
+    sets = [frozenset(ls.concepts.values_list("id", flat=True)) for ls in LabelSet.objects.filter(problem=problem)]
+    if sets and len(set(sets)) == 1:
+        _ground_truth_write(problem, set(sets[0]), user)
+
+
+@transaction.atomic
+def labels_set(*, problem: Problem, annotator: Any, concepts: list[Concept]) -> LabelSet:
+    """Save one annotator's labels of a problem and bring the ground truth up to date."""
+    if not concepts:
+        raise LabelsRejected("an empty label set: choose at least one concept")
+    label_set, _ = LabelSet.objects.get_or_create(problem=problem, annotator=annotator)
+    label_set.concepts.set(concepts)
+    label_set.save(update_fields=["updated_at"])
+    ground_truth_recompute(problem=problem, user=annotator)
+    return label_set
+
+
+@transaction.atomic
+def labels_resolve(*, problem: Problem, concepts: list[Concept], user: Any) -> LabelResolution:
+    """The head TA decides a problem's ground truth."""
+    if not concepts:
+        raise LabelsRejected("an empty label set: choose at least one concept")
+    resolution, _ = LabelResolution.objects.get_or_create(problem=problem, defaults={"resolved_by": user})
+    resolution.resolved_by = user
+    resolution.save()
+    resolution.concepts.set(concepts)
+    ground_truth_recompute(problem=problem, user=user)
+    return resolution
+
+
+@dataclass(frozen=True)
+class LabelRecord:
+    line: int
+    problem_id: int
+    concept_ids: frozenset[int]
+
+
+def labels_parse(*, data: bytes, collection: str) -> tuple[list[LabelRecord], list[LineError]]:
+    """Validate a JSONL file of {"id": ..., "concepts": [...]} lines against the bank; nothing is written."""
+    problems = dict(Problem.objects.filter(collection=collection).values_list("source_id", "id"))
+    concepts = dict(Concept.objects.values_list("slug", "id"))
+    records, errors, seen = [], [], {}
+    for number, obj, error in iter_jsonl_objects(data):
+        if error:
+            errors.append(LineError(number, error))
+            continue
+        source_id = str(obj.get("id", "")).strip() if obj.get("id") is not None else ""
+        slugs = obj.get("concepts")
+        if not source_id:
+            errors.append(LineError(number, "missing 'id'"))
+        elif source_id not in problems:
+            errors.append(LineError(number, f"no problem {source_id!r} in collection {collection!r}"))
+        elif not isinstance(slugs, list) or not all(isinstance(s, str) for s in slugs):
+            errors.append(LineError(number, "'concepts' must be a list of concept slugs"))
+        elif not slugs:
+            errors.append(LineError(number, "an empty label set"))
+        elif unknown := sorted({s for s in slugs if s not in concepts}):
+            errors.append(LineError(number, f"unknown concept(s): {', '.join(unknown)}"))
+        elif source_id in seen:
+            errors.append(LineError(number, f"duplicate id {source_id!r} (first on line {seen[source_id]})"))
+        else:
+            seen[source_id] = number
+            records.append(LabelRecord(number, problems[source_id], frozenset(concepts[s] for s in slugs)))
+    return records, errors
+
+
+@transaction.atomic
+def labels_import(*, records: list[LabelRecord], annotator: Any = None) -> int:
+    """Write imported labels: as `annotator`'s label sets if given, else straight into the ground truth."""
+    problems = Problem.objects.in_bulk([r.problem_id for r in records])
+    concepts = Concept.objects.in_bulk([cid for r in records for cid in r.concept_ids])
+    for record in records:
+        problem = problems[record.problem_id]
+        if annotator is not None:
+            labels_set(problem=problem, annotator=annotator, concepts=[concepts[c] for c in record.concept_ids])
+        else:
+            _ground_truth_write(problem, set(record.concept_ids), None)
+    return len(records)

@@ -6,6 +6,7 @@ from django.contrib import messages
 from django.contrib.auth.decorators import permission_required
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from concepts.forms import ReportForm, RuleForm, RulePreviewForm
@@ -196,4 +197,107 @@ def report_drilldown(request: HttpRequest, pk: int, slug: str, kind: str) -> Htt
     problems = report_problems(concept=concept, kind=kind, collection=report.collection)
     return render(
         request, "concepts/report_drilldown.html", {"report": report, "concept": concept, "kind": kind, "problems": problems}
+    )
+
+
+# --- expert labels ------------------------------------------------------------------------------
+
+
+@permission_required("concepts.add_labelset")
+@require_GET
+def label_home(request: HttpRequest) -> HttpResponse:
+    from concepts.selectors import LABEL_QUEUES, label_queue_counts
+
+    counts = label_queue_counts(request.user)
+    queues = [(key, title, counts[key]) for key, title in LABEL_QUEUES.items()]
+    return render(request, "concepts/label_home.html", {"queues": queues})
+
+
+def _queue_neighbours(ids: list[int], pk: int) -> tuple[int | None, int | None, int]:
+    if pk in ids:
+        i = ids.index(pk)
+        return (ids[i - 1] if i > 0 else None), (ids[i + 1] if i + 1 < len(ids) else None), i + 1
+    later = [x for x in ids if x > pk]
+    return None, (later[0] if later else (ids[0] if ids else None)), 0
+
+
+@permission_required("concepts.add_labelset")
+@require_GET
+def label_next(request: HttpRequest) -> HttpResponse:
+    from concepts.selectors import label_queue_ids
+
+    queue = request.GET.get("queue", "mine")
+    ids = label_queue_ids(queue=queue, user=request.user)
+    if not ids:
+        messages.success(request, "This queue is empty.")
+        return redirect("concepts:label-home")
+    return redirect(f"{reverse('concepts:label', args=[ids[0]])}?queue={queue}")
+
+
+@permission_required("concepts.add_labelset")
+@require_http_methods(["GET", "POST"])
+def label_problem(request: HttpRequest, pk: int) -> HttpResponse:
+    from concepts.models import Concept
+    from concepts.selectors import LABEL_QUEUES, concepts_for_picker, label_page, label_queue_ids
+    from concepts.services import LabelsRejected, labels_resolve, labels_set
+    from problems.selectors import problem_get_for_user
+
+    problem = problem_get_for_user(request.user, pk)
+    queue = request.GET.get("queue") or request.POST.get("queue") or "mine"
+    if queue not in LABEL_QUEUES:
+        queue = "mine"
+    can_resolve = request.user.has_perm("concepts.resolve_labels")
+    if request.method == "POST":
+        slugs = request.POST.getlist("concepts")
+        concepts = list(Concept.objects.filter(slug__in=slugs))
+        try:
+            if request.POST.get("action") == "resolve":
+                if not can_resolve:
+                    raise Http404
+                labels_resolve(problem=problem, concepts=concepts, user=request.user)
+                messages.success(request, "Ground truth resolved.")
+            else:
+                labels_set(problem=problem, annotator=request.user, concepts=concepts)
+                messages.success(request, f"Saved {len(concepts)} label{'s' if len(concepts) != 1 else ''}.")
+        except LabelsRejected as exc:
+            messages.error(request, str(exc).capitalize() + ".")
+            return redirect(f"{reverse('concepts:label', args=[pk])}?queue={queue}")
+        ids = label_queue_ids(queue=queue, user=request.user)
+        _, following, _ = _queue_neighbours(ids, pk)
+        target = following if request.POST.get("then") != "stay" and following else pk
+        return redirect(f"{reverse('concepts:label', args=[target])}?queue={queue}")
+    ids = label_queue_ids(queue=queue, user=request.user)
+    previous, following, position = _queue_neighbours(ids, pk)
+    page = label_page(problem=problem, user=request.user, show_others=can_resolve)
+    return render(
+        request,
+        "concepts/label_problem.html",
+        {
+            "problem": problem,
+            "page": page,
+            "picker": concepts_for_picker(),
+            "queue": queue,
+            "queue_title": LABEL_QUEUES[queue],
+            "queue_size": len(ids),
+            "position": position,
+            "previous": previous,
+            "following": following,
+            "can_resolve": can_resolve,
+        },
+    )
+
+
+@permission_required("concepts.view_labelset")
+@require_GET
+def label_agreement(request: HttpRequest) -> HttpResponse:
+    from concepts.selectors import labels_agreement_table
+
+    rows, problems, annotators = labels_agreement_table()
+    rated = [r for r in rows if r.problems and r.alpha is not None]
+    mean_alpha = sum(r.alpha for r in rated) / len(rated) if rated else None
+    rows = sorted(rows, key=lambda r: (r.alpha is None, r.alpha if r.alpha is not None else 0))
+    return render(
+        request,
+        "concepts/label_agreement.html",
+        {"rows": rows, "problems": problems, "annotators": annotators, "mean_alpha": mean_alpha, "rated": len(rated)},
     )

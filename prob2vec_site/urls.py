@@ -3,6 +3,7 @@ from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
 from concepts import api as concepts_api
+from embeddings import api as embeddings_api
 from problems import api as problems_api
 from problems import views as problems_views
 
@@ -12,6 +13,7 @@ urlpatterns = [
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("problems/", include("problems.urls")),
     path("concepts/", include("concepts.urls")),
+    path("triplets/", include("embeddings.urls")),
     path("api/problems/", problems_api.problem_list_api, name="api-problem-list"),
     path("api/problems/<int:pk>/", problems_api.problem_detail_api, name="api-problem-detail"),
     path("api/rules/", concepts_api.rule_list_api, name="api-rule-list"),
@@ -22,5 +24,12 @@ urlpatterns = [
     path("api/extraction-runs/<int:pk>/", concepts_api.extraction_run_detail_api, name="api-extraction-run-detail"),
     path("api/reports/", concepts_api.report_list_api, name="api-report-list"),
     path("api/reports/<int:pk>/", concepts_api.report_detail_api, name="api-report-detail"),
+    path("api/problems/<int:pk>/labels/", concepts_api.labels_api, name="api-labels"),
+    path("api/problems/<int:pk>/labels/resolve/", concepts_api.labels_resolve_api, name="api-labels-resolve"),
+    path("api/triplets/", embeddings_api.triplet_list_api, name="api-triplet-list"),
+    path("api/triplets/next/", embeddings_api.triplet_next_api, name="api-triplet-next"),
+    path("api/triplets/<int:pk>/", embeddings_api.triplet_detail_api, name="api-triplet-detail"),
+    path("api/triplets/<int:pk>/votes/", embeddings_api.triplet_vote_api, name="api-triplet-vote"),
+    path("api/triplets/<int:pk>/decision/", embeddings_api.triplet_decision_api, name="api-triplet-decision"),
     path("admin/", admin.site.urls),
 ]

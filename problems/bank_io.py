@@ -159,23 +159,38 @@ def _check_duplicates(result: ParseResult) -> None:
             seen[key] = rec.line
 
 
-def parse_jsonl(data: bytes) -> ParseResult:
-    result = ParseResult()
+def iter_jsonl_objects(data: bytes) -> Iterable[tuple[int, dict[str, Any], str]]:
+    """(line number, object, "") for each JSON object line, or (line number, {}, reason) for a bad one.
+
+    Blank lines are skipped. Shared by every JSONL import (problems, labels, triplets).
+    """
     for number, raw in enumerate(data.split(b"\n"), start=1):
         if not raw.strip():
             continue
         if len(raw) > MAX_LINE_BYTES:
-            result.errors.append(LineError(number, f"line is oversized ({len(raw)} bytes, at most {MAX_LINE_BYTES})"))
+            yield number, {}, f"line is oversized ({len(raw)} bytes, at most {MAX_LINE_BYTES})"
             continue
         try:
             line = raw.decode("utf-8")
         except UnicodeDecodeError as exc:
-            result.errors.append(LineError(number, f"not UTF-8 (byte {exc.start + 1} of the line)"))
+            yield number, {}, f"not UTF-8 (byte {exc.start + 1} of the line)"
             continue
         try:
             obj = json.loads(line)
         except json.JSONDecodeError as exc:
-            result.errors.append(LineError(number, f"bad JSON: {exc.msg} at column {exc.colno}"))
+            yield number, {}, f"bad JSON: {exc.msg} at column {exc.colno}"
+            continue
+        if not isinstance(obj, dict):
+            yield number, {}, f"expected a JSON object, got {type(obj).__name__}"
+            continue
+        yield number, obj, ""
+
+
+def parse_jsonl(data: bytes) -> ParseResult:
+    result = ParseResult()
+    for number, obj, error in iter_jsonl_objects(data):
+        if error:
+            result.errors.append(LineError(number, error))
             continue
         try:
             result.records.append(record_from_mapping(obj, number))

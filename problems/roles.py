@@ -36,10 +36,19 @@ _TA_PERMISSIONS = [
     "concepts.add_extractionrun",
     "concepts.view_extractorreport",
     "concepts.add_extractorreport",
+    "concepts.view_labelset",
+    "concepts.add_labelset",
+    "concepts.change_labelset",
+    "embeddings.view_similaritytriplet",
+    "embeddings.add_similaritytriplet",
+    "embeddings.add_tripletvote",
 ]
 _HEAD_TA_PERMISSIONS = _TA_PERMISSIONS + [
     "concepts.add_concept",
     "concepts.change_concept",
+    "concepts.resolve_labels",
+    "embeddings.decide_similaritytriplet",
+    "embeddings.view_tripletvote",
 ]
 _INSTRUCTOR_PERMISSIONS = _HEAD_TA_PERMISSIONS + [
     "problems.add_module",

@@ -5,7 +5,6 @@ from typing import Any
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required, permission_required
-from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods
@@ -13,7 +12,14 @@ from django.views.decorators.http import require_http_methods
 from problems import bank_io
 from problems.forms import ProblemFilterForm, ProblemForm, ProblemImportForm
 from problems.roles import is_course_staff
-from problems.selectors import problem_collections, problem_get_for_user, problem_labels, problem_list, problem_records
+from problems.selectors import (
+    problem_collections,
+    problem_get_for_user,
+    problem_labels,
+    problem_list,
+    problem_page,
+    problem_records,
+)
 from problems.services import ImportRejected, problem_delete, problem_save, problems_import
 
 PAGE_SIZE = 25
@@ -33,7 +39,7 @@ def _filtered(request: HttpRequest) -> tuple[ProblemFilterForm, Any]:
 @login_required
 def problem_list_view(request: HttpRequest) -> HttpResponse:
     form, qs = _filtered(request)
-    page = Paginator(qs, PAGE_SIZE).get_page(request.GET.get("page"))
+    page = problem_page(qs, request.GET.get("page"), PAGE_SIZE)
     query = request.GET.copy()
     query.pop("page", None)
     context = {

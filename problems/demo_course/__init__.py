@@ -20,6 +20,15 @@ DEMO_USERS = [
     ("headta", "demo-headta", "head_ta"),
     ("instructor", "demo-instructor", "instructor"),
 ]
+# The other TAs who propose and judge the demo triplets (the paper had four TAs and a head TA).
+DEMO_EXTRA_TAS = [("ta2", "demo-ta2"), ("ta3", "demo-ta3"), ("ta4", "demo-ta4")]
+
+
+def read_jsonl(name: str) -> list[dict[str, object]]:
+    path = DEMO_DIR / name
+    if not path.exists():
+        return []
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
 def read_tsv(name: str) -> list[dict[str, str]]:

@@ -55,3 +55,18 @@ def test_demo_logins_are_not_created_with_debug_off(db: Any, settings: Any) -> N
     call_command("load_demo", stdout=out)
     assert "Demo logins not created: DEBUG is off" in out.getvalue()
     assert authenticate(username="student", password="demo-student") is None
+
+
+def test_the_demo_has_judged_triplets_within_modules_and_two_annotators(demo_course: None) -> None:
+    from concepts.models import LabelSet
+    from embeddings.models import SimilarityTriplet, TripletVote
+
+    triplets = list(SimilarityTriplet.objects.select_related("anchor", "positive", "negative"))
+    assert len(triplets) >= 80
+    assert SimilarityTriplet.objects.filter(status="accepted").count() >= 64
+    assert all(t.anchor.module_id == t.positive.module_id == t.negative.module_id == t.module_id for t in triplets)
+    judged = {t for t in TripletVote.objects.values_list("triplet_id", flat=True)}
+    assert judged == {t.pk for t in triplets}
+    assert all(v.voter_id != v.triplet.proposed_by_id for v in TripletVote.objects.select_related("triplet"))
+    assert LabelSet.objects.filter(annotator__username="ta2").count() == 80
+    assert LabelSet.objects.filter(annotator__username="ta").count() == len(demo_records())

@@ -211,3 +211,22 @@ def test_the_api_lists_visible_problems_only(client: Any, sam: Any, alice: Any, 
     assert sorted(detail["labels"]) == ["counting-principle", "nchoosek"]
     assert json.loads(json.dumps(client.get(reverse("api-problem-list"), {"q": "committee"}).json()))["count"] == 1
     assert GroundTruthLabel.objects.count() == 6
+
+
+def test_the_default_sort_follows_module_order_even_after_it_changes(
+    client: Any, alice: Any, problem_factory: Any, module_factory: Any
+) -> None:
+    late, early = module_factory("late module", 20), module_factory("early module", 3)
+    problem_factory(title="In late", module="late module")
+    problem_factory(title="In early", module="early module")
+    problem_factory(title="No module", module="unset").__class__.objects.filter(title="No module").update(module=None)
+    client.force_login(alice)
+
+    def order() -> list[str]:
+        body = client.get(reverse("problems:list")).content.decode()
+        return sorted(["In late", "In early", "No module"], key=lambda t: body.index(f">{t}</a>"))
+
+    assert order() == ["In early", "In late", "No module"]
+    late.order = 1
+    late.save()
+    assert order() == ["In late", "In early", "No module"]

@@ -1,0 +1,31 @@
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandParser
+
+from concepts.models import GroundTruthLabel
+
+
+class Command(BaseCommand):
+    help = 'Export ground-truth labels as JSONL lines {"id", "concepts"} that import_labels reads back.'
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("file", help="output path, or - for standard output")
+        parser.add_argument("--collection", required=True)
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        labels: dict[str, list[str]] = {}
+        rows = GroundTruthLabel.objects.filter(problem__collection=options["collection"]).values_list(
+            "problem__source_id", "concept__slug"
+        )
+        for source_id, slug in rows.order_by("problem__source_id", "concept__slug"):
+            labels.setdefault(source_id, []).append(slug)
+        lines = [json.dumps({"id": sid, "concepts": slugs}) + "\n" for sid, slugs in labels.items()]
+        if options["file"] == "-":
+            self.stdout.write("".join(lines), ending="")
+        else:
+            with open(options["file"], "w", encoding="utf-8") as out:
+                out.writelines(lines)
+            self.stderr.write(f"wrote {len(lines)} label sets to {options['file']}")

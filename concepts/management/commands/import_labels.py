@@ -1,0 +1,43 @@
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from django.contrib.auth import get_user_model
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from concepts.services import labels_import, labels_parse
+
+
+class Command(BaseCommand):
+    help = (
+        'Import concept labels from JSONL lines {"id": <problem id in the collection>, "concepts": [slugs]}. '
+        "A file with any bad line imports nothing."
+    )
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("file")
+        parser.add_argument("--collection", required=True, help="the collection the ids belong to")
+        parser.add_argument(
+            "--annotator", help="username: store the labels as this annotator's label sets (default: as ground truth)"
+        )
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        path = Path(options["file"])
+        try:
+            data = path.read_bytes()
+        except OSError as exc:
+            raise CommandError(f"cannot read {path}: {exc.strerror}") from exc
+        annotator = None
+        if options["annotator"]:
+            annotator = get_user_model().objects.filter(username=options["annotator"]).first()
+            if annotator is None:
+                raise CommandError(f"no user {options['annotator']!r}")
+        records, errors = labels_parse(data=data, collection=options["collection"])
+        if errors:
+            for error in errors:
+                self.stderr.write(f"{path}:{error.line}: {error.reason}")
+            raise CommandError(f"{path}: {len(errors)} bad line(s); nothing was imported")
+        count = labels_import(records=records, annotator=annotator)
+        target = f"label sets of {annotator.get_username()}" if annotator else "ground truth"
+        self.stdout.write(f"{count} problems labelled ({target})")

@@ -1,0 +1,32 @@
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandParser
+
+from embeddings.models import SimilarityTriplet, TripletStatus
+
+
+class Command(BaseCommand):
+    help = 'Export triplets as JSONL lines {"anchor", "positive", "negative", "status"} that import_triplets reads back.'
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("file", help="output path, or - for standard output")
+        parser.add_argument("--collection", required=True)
+        parser.add_argument("--status", choices=TripletStatus.values, help="only triplets with this status")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        qs = SimilarityTriplet.objects.filter(anchor__collection=options["collection"]).select_related("anchor", "positive", "negative")
+        if options["status"]:
+            qs = qs.filter(status=options["status"])
+        lines = [
+            json.dumps({"anchor": t.anchor.source_id, "positive": t.positive.source_id, "negative": t.negative.source_id, "status": t.status}) + "\n"
+            for t in qs.order_by("id")
+        ]
+        if options["file"] == "-":
+            self.stdout.write("".join(lines), ending="")
+        else:
+            with open(options["file"], "w", encoding="utf-8") as out:
+                out.writelines(lines)
+            self.stderr.write(f"wrote {len(lines)} triplets to {options['file']}")

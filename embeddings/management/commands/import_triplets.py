@@ -1,0 +1,38 @@
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from embeddings.models import TripletStatus
+from embeddings.services import TripletRejected, triplets_import, triplets_parse
+
+
+class Command(BaseCommand):
+    help = (
+        'Import similarity triplets from JSONL lines {"anchor": id, "positive": id, "negative": id} (ids of the '
+        "collection; the three from one module). A file with any bad line imports nothing."
+    )
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("file")
+        parser.add_argument("--collection", required=True)
+        parser.add_argument("--status", choices=TripletStatus.values, default=TripletStatus.PROPOSED)
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        path = Path(options["file"])
+        try:
+            data = path.read_bytes()
+        except OSError as exc:
+            raise CommandError(f"cannot read {path}: {exc.strerror}") from exc
+        records, errors = triplets_parse(data=data, collection=options["collection"])
+        if errors:
+            for error in errors:
+                self.stderr.write(f"{path}:{error.line}: {error.reason}")
+            raise CommandError(f"{path}: {len(errors)} bad line(s); nothing was imported")
+        try:
+            created, updated = triplets_import(records=records, status=options["status"])
+        except TripletRejected as exc:
+            raise CommandError(str(exc)) from exc
+        self.stdout.write(f"{created} triplets created, {updated} updated ({options['status']})")

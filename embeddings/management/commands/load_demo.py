@@ -1,0 +1,114 @@
+"""The demo course loader. It lives in `embeddings`, the app every other one sits under, because it
+fills all of them: modules and problems, concepts and rules, annotators' labels, and triplets."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import Group
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.db import transaction
+
+from concepts.models import Concept, LabelSet
+from concepts.services import concepts_upsert, labels_set, rules_load
+from embeddings.models import SimilarityTriplet
+from embeddings.services import triplet_create, triplet_decide, triplet_vote
+from problems.bank_io import parse_jsonl
+from problems.demo_course import (
+    DEMO_COLLECTION,
+    DEMO_EXTRA_TAS,
+    DEMO_USERS,
+    bank_files,
+    demo_rules,
+    read_jsonl,
+    read_tsv,
+)
+from problems.models import Problem
+from problems.services import modules_upsert, problems_import
+
+DECISIONS = {"accepted": "accept", "rejected": "reject", "swapped": "swap"}
+
+
+class Command(BaseCommand):
+    help = "Load the demo course (modules, concepts, problems, rules, labels, triplets, demo users). Safe to run again."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--no-users", action="store_true", help="do not create the demo logins (nor their labels and triplets)")
+
+    @transaction.atomic
+    def handle(self, *args: Any, **options: Any) -> None:
+        modules_upsert(rows=read_tsv("modules.tsv"))
+        concepts_upsert(rows=read_tsv("concepts.tsv"))
+        records = []
+        for path in bank_files():
+            parsed = parse_jsonl(path.read_bytes())
+            if parsed.errors:
+                raise CommandError(f"{path.name}: " + "; ".join(str(e) for e in parsed.errors))
+            records += parsed.records
+        report = problems_import(records=records, default_collection=DEMO_COLLECTION, collection=DEMO_COLLECTION, release=True)
+        self.stdout.write(f"Demo course: {report.summary()}")
+        rules = demo_rules()
+        changed = rules_load(rules=rules, message="demo course rules")
+        self.stdout.write(f"Concept rules: {len(rules)} in the demo set, {changed} created or changed")
+        if options["no_users"]:
+            return
+        if not settings.DEBUG:
+            self.stdout.write("Demo logins not created: DEBUG is off (they are for local use only).")
+            return
+        users = self._users()
+        self.stdout.write("Demo logins (username / password): " + ", ".join(f"{u} / {p}" for u, p, _ in DEMO_USERS)
+                          + "; more TAs: " + ", ".join(f"{u} / {p}" for u, p in DEMO_EXTRA_TAS))
+        self._labels(users)
+        self._triplets(users)
+
+    def _users(self) -> dict[str, Any]:
+        User = get_user_model()
+        users = {}
+        for username, password, role in DEMO_USERS + [(u, p, "ta") for u, p in DEMO_EXTRA_TAS]:
+            user, created = User.objects.get_or_create(username=username)
+            if created:
+                user.set_password(password)
+            user.is_staff = role == "instructor"
+            user.save()
+            user.groups.set([Group.objects.get(name=role)])
+            users[username] = user
+        return users
+
+    def _labels(self, users: dict[str, Any]) -> None:
+        """The experienced TA's label sets are the bank's labels; ta2 labelled 80 problems independently."""
+        problems = {p.source_id: p for p in Problem.objects.filter(collection=DEMO_COLLECTION)}
+        concepts = {c.slug: c for c in Concept.objects.all()}
+        done = set(LabelSet.objects.filter(problem__collection=DEMO_COLLECTION).values_list("problem__source_id", "annotator__username"))
+        count = 0
+        for record in records_with_labels():
+            if (record["id"], "ta") not in done:
+                labels_set(problem=problems[record["id"]], annotator=users["ta"], concepts=[concepts[s] for s in record["labels"]])
+                count += 1
+        for record in read_jsonl("labels_ta2.jsonl"):
+            if (record["id"], "ta2") not in done:
+                labels_set(problem=problems[record["id"]], annotator=users["ta2"], concepts=[concepts[s] for s in record["concepts"]])
+                count += 1
+        self.stdout.write(f"Annotators' label sets: {count} new")
+
+    def _triplets(self, users: dict[str, Any]) -> None:
+        problems = {p.source_id: p for p in Problem.objects.filter(collection=DEMO_COLLECTION)}
+        created = 0
+        for record in read_jsonl("triplets.jsonl"):
+            a, b, c = (problems[record[k]] for k in ("anchor", "positive", "negative"))
+            if SimilarityTriplet.objects.filter(anchor=a, positive__in=[b, c], negative__in=[b, c]).exists():
+                continue
+            triplet = triplet_create(anchor=a, positive=b, negative=c, user=users[record["proposer"]], note=record.get("note", ""))
+            for judge, choice in record["votes"].items():
+                triplet_vote(triplet=triplet, voter=users[judge], choice=choice)
+            triplet_decide(triplet=triplet, decision=DECISIONS[record["decision"]], user=users["headta"])
+            created += 1
+        self.stdout.write(f"Triplets: {created} new ({SimilarityTriplet.objects.filter(status='accepted').count()} accepted in all)")
+
+
+def records_with_labels() -> list[dict[str, Any]]:
+    out = []
+    for path in bank_files():
+        out += [r for r in read_jsonl(f"bank/{path.name}") if r.get("labels")]
+    return out

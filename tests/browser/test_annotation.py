@@ -1,0 +1,72 @@
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def test_a_ta_labels_a_problem_with_the_keyboard_alone(
+    page: Any, live_server: Any, login: Any, alice: Any, problem_factory: Any, concept_factory: Any
+) -> None:
+    from concepts.models import ExtractedConcept, ExtractionRun, GroundTruthLabel
+
+    for slug in ["nchoosek", "permutations", "equally-likely-outcomes"]:
+        concept_factory(slug)
+    first = problem_factory("Pick a committee of 3 from 10: $\\binom{10}{3}$ ways, each equally likely.", title="Committee")
+    second = problem_factory("Arrange the letters of WORD.", title="Letters")
+    run = ExtractionRun.objects.create(status="done", fingerprint="x")
+    ExtractedConcept.objects.create(run=run, problem=first, concept=concept_factory("equally-likely-outcomes"))
+    login("alice")
+    page.goto(f"{live_server.url}/concepts/label/{first.pk}/?queue=mine")
+
+    page.keyboard.type("nchoo")  # the search box has the focus
+    page.wait_for_selector("#concept-options .option.active")
+    page.keyboard.press("Enter")
+    page.wait_for_selector('#chosen .chip[data-slug="nchoosek"]')
+    page.keyboard.press("Escape")
+    page.keyboard.press("a")  # accept the rule's suggestion
+    page.wait_for_selector('#chosen .chip[data-slug="equally-likely-outcomes"]')
+    page.keyboard.press("s")  # save and go to the next problem in the queue
+    page.wait_for_url(f"**/concepts/label/{second.pk}/?queue=mine")
+    assert set(GroundTruthLabel.objects.filter(problem=first).values_list("concept__slug", flat=True)) == {
+        "nchoosek",
+        "equally-likely-outcomes",
+    }
+    assert page.locator("#prev-link").count() == 0  # the labelled problem has left the "not yet labelled by me" queue
+
+
+def test_a_ta_votes_on_a_triplet_and_the_head_ta_accepts_it(
+    browser: Any, page: Any, live_server: Any, login: Any, alice: Any, bob: Any, hana: Any, problem_factory: Any
+) -> None:
+    from embeddings.models import SimilarityTriplet, TripletVote
+    from embeddings.selectors import candidates_swapped
+    from embeddings.services import triplet_create
+
+    a = problem_factory("Choose 3 of 10: $\\binom{10}{3}$.", title="Anchor")
+    b = problem_factory("Choose 2 of 8: $\\binom{8}{2}$.", title="Close")
+    c = problem_factory("Arrange 5 books.", title="Far")
+    triplet = triplet_create(anchor=a, positive=b, negative=c, user=alice)
+    login("bob")
+    page.goto(f"{live_server.url}/triplets/judge/")
+    page.wait_for_selector(".triplet-card.anchor .katex")
+    key = "2" if candidates_swapped(triplet, bob) else "1"  # the side where bob sees "Close"
+    assert page.locator(f".triplet-card.{'right' if key == '2' else 'left'} h3").inner_text() == "Close"
+    page.keyboard.press(key)
+    page.wait_for_selector("#nothing-to-judge")
+    assert TripletVote.objects.get(voter=bob).choice == "positive"
+
+    context = browser.new_context()
+    head = context.new_page()
+    head.goto(f"{live_server.url}/login/")
+    head.fill("#id_username", "hana")
+    head.fill("#id_password", "password-123")
+    head.click("button[type=submit]")
+    head.goto(f"{live_server.url}/triplets/consensus/")
+    row = head.locator(f"#triplet-{triplet.pk}")
+    assert "1 · 0 · 0" in row.inner_text()
+    row.locator("button[value=accept]").click()
+    head.wait_for_selector("text=accepted.")
+    context.close()
+    assert SimilarityTriplet.objects.get().status == "accepted"
