@@ -70,6 +70,9 @@ def rule_edit(request: HttpRequest, slug: str) -> HttpResponse:
                 return redirect("concepts:rule-edit", slug=concept.slug)
             except RuleRejected as exc:
                 form.add_error("pattern", f"Invalid pattern: {exc}")
+    if request.method == "GET" and "pattern" in request.GET:
+        # "Preview without JavaScript": the typed pattern comes back as a GET, previewed and not saved.
+        form = RuleForm(request.GET, initial=initial)
     pattern = form.data.get("pattern", "") if form.is_bound else initial.get("pattern", "")
     ignore_case = bool(form.data.get("ignore_case")) if form.is_bound else initial.get("ignore_case", True)
     context = {

@@ -147,3 +147,12 @@ def test_extraction_page_starts_a_run_and_shows_its_status(
     assert status.lstrip().startswith('<div id="run-status"') and "Done" in status and "4 / 4 problems" in status
     assert "every 2s" not in status  # a finished run stops polling
     assert f"#{run.pk}</a>" in client.get(reverse("concepts:extraction-runs")).content.decode()
+
+
+def test_without_javascript_a_typed_pattern_is_previewed_by_a_get_and_not_saved(client: Any, alice: Any, bank: Any) -> None:
+    rule_save(concept=bank["binom"].ground_truth_labels.get().concept, pattern=r"\\binom")
+    client.force_login(alice)
+    page = client.get(reverse("concepts:rule-edit", args=["nchoosek"]), {"pattern": r"\bchoose\b", "ignore_case": "on", "preview": "1"})
+    body = page.content.decode()
+    assert '<strong id="matched-count">2</strong>' in body and "<mark>Choose</mark>" in body
+    assert ConceptRule.objects.get().pattern == r"\\binom"
