@@ -26,6 +26,7 @@ setup: $(VENV)/.installed
 	$(PY) manage.py migrate --noinput
 	$(PY) manage.py load_demo
 	$(PY) manage.py extract_concepts
+	$(PY) manage.py rebuild_embeddings --method prob2vec --source labels
 
 run: setup
 	@echo "Serving Prob2Vec Studio on http://$(HOST):$(PORT)/  (demo logins are printed above)"

@@ -55,3 +55,67 @@ class TripletVote(models.Model):
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["triplet", "voter"], name="vote_unique_voter")]
+
+
+class RunStatus(models.TextChoices):
+    PENDING = "pending", "queued"
+    RUNNING = "running", "running"
+    DONE = "done", "done"
+    FAILED = "failed", "failed"
+    CANCELLED = "cancelled", "cancelled"
+
+
+class ConceptSource(models.TextChoices):
+    LABELS = "labels", "expert labels"
+    RULES = "rules", "rule extraction"
+
+
+class EmbeddingRun(models.Model):
+    """One embedding of the bank by one method. Vectors live here, in the database, never on a worker's disk."""
+
+    method = models.CharField(max_length=40, db_index=True)
+    source = models.CharField(max_length=10, choices=ConceptSource.choices, default=ConceptSource.LABELS)
+    params = models.JSONField(default=dict, blank=True)
+    fingerprint = models.CharField(max_length=64, db_index=True, help_text="Hash of the method, parameters and inputs.")
+    extraction_run = models.ForeignKey("concepts.ExtractionRun", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    status = models.CharField(max_length=10, choices=RunStatus.choices, default=RunStatus.PENDING, db_index=True)
+    progress = models.FloatField(default=0.0)
+    loss = models.FloatField(null=True, blank=True)
+    error = models.TextField(blank=True)
+    notes = models.JSONField(default=dict, blank=True, help_text="What the run used, e.g. which word vectors.")
+    timings = models.JSONField(default=dict, blank=True, help_text="Milliseconds per step.")
+    problems = models.PositiveIntegerField(default=0)
+    missing = models.JSONField(default=list, blank=True, help_text="Ids of problems that got no vector (no concepts or words).")
+    dim = models.PositiveIntegerField(default=0)
+    problem_ids = models.BinaryField(default=b"", help_text="int64 problem ids, row order of `vectors`.")
+    vectors = models.BinaryField(default=b"", help_text="float32 problem vectors, row-major (problems, dim).")
+    concept_slugs = models.JSONField(default=list, blank=True)
+    concept_vectors = models.BinaryField(default=b"", help_text="float32 concept vectors (concepts, dim), if the method has them.")
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-id"]
+        indexes = [models.Index(fields=["method", "source", "status", "-id"], name="embedding_run_latest")]
+
+    def __str__(self) -> str:
+        return f"{self.method}/{self.source} #{self.pk} ({self.status})"
+
+    @property
+    def is_active(self) -> bool:
+        return self.status in (RunStatus.PENDING, RunStatus.RUNNING)
+
+    @property
+    def seconds(self) -> float | None:
+        if self.started_at and self.finished_at:
+            return (self.finished_at - self.started_at).total_seconds()
+        return None
+
+
+class ActiveEmbedding(models.Model):
+    """The one embedding that recommendations and similar problems use (a single row, id 1)."""
+
+    run = models.ForeignKey(EmbeddingRun, on_delete=models.PROTECT, related_name="+")
+    updated_at = models.DateTimeField(auto_now=True)

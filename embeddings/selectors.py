@@ -6,11 +6,20 @@ import hashlib
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 from django.db.models import QuerySet
 from django.http import Http404
 
 from embeddings.algorithms.triplets import Tally, find_contradictions, tally
-from embeddings.models import SimilarityTriplet, TripletStatus, TripletVote
+from embeddings.models import (
+    ActiveEmbedding,
+    ConceptSource,
+    EmbeddingRun,
+    RunStatus,
+    SimilarityTriplet,
+    TripletStatus,
+    TripletVote,
+)
 
 
 def triplet_get(pk: int) -> SimilarityTriplet:
@@ -83,3 +92,168 @@ def triplet_counts() -> dict[str, int]:
         counts[s] += 1
     counts["votes"] = TripletVote.objects.count()
     return counts
+
+
+# --- embedding runs -----------------------------------------------------------------------------
+
+
+TEXT_SOURCE = "text"  # how text methods appear in the triplet table: they read no concepts
+
+
+def run_arrays(run: EmbeddingRun) -> tuple[np.ndarray, np.ndarray]:
+    """(problem ids (n,), vectors (n, dim)) of a finished run, straight from its blobs."""
+    ids = np.frombuffer(bytes(run.problem_ids), dtype=np.int64)
+    vectors = np.frombuffer(bytes(run.vectors), dtype=np.float32).reshape(len(ids), run.dim) if run.dim else np.zeros((len(ids), 0), np.float32)
+    return ids, vectors
+
+
+def run_concept_vectors(run: EmbeddingRun) -> np.ndarray | None:
+    if not run.concept_slugs:
+        return None
+    return np.frombuffer(bytes(run.concept_vectors), dtype=np.float32).reshape(len(run.concept_slugs), -1)
+
+
+def active_run() -> EmbeddingRun | None:
+    active = ActiveEmbedding.objects.select_related("run").filter(pk=1).first()
+    return active.run if active else None
+
+
+def latest_done_runs() -> dict[tuple[str, str], EmbeddingRun]:
+    """The newest finished run of each (method, table source)."""
+    from embeddings.algorithms.methods import METHODS
+
+    out: dict[tuple[str, str], EmbeddingRun] = {}
+    for run in EmbeddingRun.objects.filter(status=RunStatus.DONE).order_by("-id").defer("vectors", "problem_ids", "concept_vectors"):
+        if run.method not in METHODS:
+            continue
+        source = TEXT_SOURCE if METHODS[run.method].kind == "text" else run.source
+        out.setdefault((run.method, source), run)
+    return out
+
+
+def recent_runs(limit: int = 40) -> list[EmbeddingRun]:
+    return list(EmbeddingRun.objects.select_related("created_by").defer("vectors", "problem_ids", "concept_vectors")[:limit])
+
+
+def triplet_rows(triplets: list[tuple[int, int, int]], ids: np.ndarray) -> np.ndarray:
+    """Triplets of problem ids as row indices of a run; -1 where a problem is not in the run."""
+    row = {int(pid): i for i, pid in enumerate(ids)}
+    return np.array([[row.get(a, -1), row.get(p, -1), row.get(n, -1)] for a, p, n in triplets], dtype=np.int64).reshape(-1, 3)
+
+
+def _usable(rows: np.ndarray) -> np.ndarray:
+    return rows[(rows >= 0).all(axis=1)] if len(rows) else rows
+
+
+def triplet_table(triplets: list[tuple[int, int, int]]) -> dict[str, dict[str, float | None]]:
+    """Accuracy of every method's newest run on the triplets: {method: {source: accuracy}}."""
+    from embeddings.algorithms.metrics import triplet_accuracy
+
+    table: dict[str, dict[str, float | None]] = {}
+    for (method, source), run in sorted(latest_done_runs().items()):
+        run = EmbeddingRun.objects.get(pk=run.pk)
+        ids, vectors = run_arrays(run)
+        rows = triplet_rows(triplets, ids)
+        if len(triplets) == 0 or len(_usable(rows)) < len(rows):
+            accuracy = None if not len(triplets) else float(triplet_accuracy(vectors, np.where(rows < 0, 0, rows)))
+        else:
+            accuracy = float(triplet_accuracy(vectors, rows))
+        table.setdefault(method, {})[source] = accuracy
+    return table
+
+
+def accepted_triplets(collection: str = "") -> list[tuple[int, int, int]]:
+    from embeddings.models import SimilarityTriplet, TripletStatus
+
+    qs = SimilarityTriplet.objects.filter(status=TripletStatus.ACCEPTED)
+    if collection:
+        qs = qs.filter(anchor__collection=collection)
+    return list(qs.order_by("id").values_list("anchor_id", "positive_id", "negative_id"))
+
+
+def gap_histogram(triplets: list[tuple[int, int, int]], bins: int = 10) -> list[dict[str, Any]]:
+    """Per method (labels source and text methods): counts of sim(A,B) - sim(A,C) per bin, and errors per bin."""
+    from embeddings.algorithms.metrics import similarity_gaps
+
+    edges = np.linspace(-1.0, 1.0, bins + 1)
+    out = []
+    for (method, source), run in sorted(latest_done_runs().items()):
+        if source == ConceptSource.RULES:
+            continue
+        run = EmbeddingRun.objects.get(pk=run.pk)
+        ids, vectors = run_arrays(run)
+        rows = _usable(triplet_rows(triplets, ids))
+        if not len(rows):
+            continue
+        gaps = np.asarray(similarity_gaps(vectors, rows), dtype=float)
+        counts, _ = np.histogram(np.clip(gaps, -1, 1), edges)
+        errors, _ = np.histogram(np.clip(gaps[gaps <= 0], -1, 1), edges)
+        out.append({"method": method, "source": source, "counts": counts.tolist(), "errors": errors.tolist(), "edges": edges.tolist()})
+    return out
+
+
+@dataclass
+class SimilarProblem:
+    problem: Any
+    score: float
+    contributions: list[tuple[str, float]]  # (concept slug, share of the cosine), largest first
+
+
+def problem_similar_list(problem: Any, k: int = 5, user: Any = None) -> tuple[EmbeddingRun | None, list[SimilarProblem]]:
+    """The k problems nearest to `problem` in the active embedding, each with why (per-concept contributions)."""
+    from embeddings.algorithms.similarity import contributions, top_k
+    from problems.selectors import problem_visible_queryset
+
+    run = active_run()
+    if run is None:
+        return None, []
+    ids, vectors = run_arrays(run)
+    where = np.nonzero(ids == problem.pk)[0]
+    if not len(where):
+        return run, []
+    visible = set(problem_visible_queryset(user).values_list("id", flat=True)) if user is not None else None
+    idx, scores = top_k(vectors, int(where[0]), min(len(ids) - 1, k * 4 if visible is not None else k))
+    chosen = [(int(i), float(s)) for i, s in zip(idx, scores) if visible is None or int(ids[i]) in visible][:k]
+    from problems.models import Problem
+
+    problems = Problem.objects.in_bulk([int(ids[i]) for i, _ in chosen])
+    concept_vectors = run_concept_vectors(run)
+    out = []
+    if concept_vectors is not None:
+        sets = _concept_sets_for(run, [problem.pk] + [int(ids[i]) for i, _ in chosen])
+        freq = np.asarray(run.notes.get("frequencies") or [1.0] * len(run.concept_slugs), dtype=float)
+    for i, score in chosen:
+        why: list[tuple[str, float]] = []
+        if concept_vectors is not None:
+            local = [sets.get(problem.pk, []), sets.get(int(ids[i]), [])]
+            parts = contributions(concept_vectors, local, freq, 0, 1)
+            why = sorted(((run.concept_slugs[c], float(v)) for c, v in parts.items()), key=lambda kv: -kv[1])
+        out.append(SimilarProblem(problems[int(ids[i])], score, why))
+    return run, out
+
+
+def _concept_sets_for(run: EmbeddingRun, problem_ids: list[int]) -> dict[int, list[int]]:
+    from concepts.models import ExtractedConcept, GroundTruthLabel
+
+    index = {slug: i for i, slug in enumerate(run.concept_slugs)}
+    if run.source == ConceptSource.RULES:
+        pairs = ExtractedConcept.objects.filter(run_id=run.extraction_run_id, problem_id__in=problem_ids).values_list("problem_id", "concept__slug")
+    else:
+        pairs = GroundTruthLabel.objects.filter(problem_id__in=problem_ids).values_list("problem_id", "concept__slug")
+    out: dict[int, list[int]] = {}
+    for pid, slug in pairs:
+        if slug in index:
+            out.setdefault(pid, []).append(index[slug])
+    return out
+
+
+def concept_neighbours(slug: str, k: int = 10) -> tuple[EmbeddingRun | None, list[tuple[str, float]]]:
+    """Concept continuity (the paper's Table 2): the k nearest concepts in the active run, with cosine."""
+    from embeddings.algorithms.metrics import nearest_concepts
+
+    run = active_run()
+    if run is None or slug not in run.concept_slugs:
+        return run, []
+    vectors = run_concept_vectors(run)
+    idx, scores = nearest_concepts(vectors, run.concept_slugs.index(slug), k)
+    return run, [(run.concept_slugs[int(i)], float(s)) for i, s in zip(idx, scores)]

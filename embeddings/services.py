@@ -2,15 +2,35 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
+import logging
+import os
+import time
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 from django.db import IntegrityError, transaction
+from django.db.models import Count, Max
 from django.utils import timezone
 
-from embeddings.models import SimilarityTriplet, TripletStatus, TripletVote, VoteChoice
+from embeddings.models import (
+    ActiveEmbedding,
+    ConceptSource,
+    EmbeddingRun,
+    RunStatus,
+    SimilarityTriplet,
+    TripletStatus,
+    TripletVote,
+    VoteChoice,
+)
+from embeddings.tasks import rebuild_embeddings as rebuild_embeddings_task
 from problems.bank_io import LineError, iter_jsonl_objects
 from problems.models import Problem
+
+
+logger = logging.getLogger(__name__)
 
 
 class TripletRejected(ValueError):
@@ -134,3 +154,171 @@ def triplets_import(*, records: list[TripletRecord], status: str = TripletStatus
             existing.save()
             updated += 1
     return created, updated
+
+
+# --- embedding runs -----------------------------------------------------------------------------
+
+
+class EmbeddingInputError(ValueError):
+    """Inputs that cannot be embedded (no extraction run, no problems): saved on the run, not retried."""
+
+
+class _Cancelled(Exception):
+    pass
+
+
+def _state_fingerprint(method: str, source: str, params: dict[str, Any]) -> tuple[str, Any]:
+    """A cheap hash of everything a run depends on; identical inputs reuse the earlier run."""
+    from concepts.models import ExtractionRun, GroundTruthLabel
+    from embeddings.algorithms.methods import METHODS
+
+    kind = METHODS[method].kind
+    problems_state = Problem.objects.aggregate(n=Count("id"), last=Max("updated_at"), top=Max("id"))
+    extraction = None
+    if kind == "text":
+        source_state: Any = None  # text methods read no concepts
+    elif source == ConceptSource.RULES:
+        extraction = ExtractionRun.objects.filter(status="done").order_by("-id").first()
+        source_state = extraction.pk if extraction else None
+    else:
+        source_state = GroundTruthLabel.objects.aggregate(n=Count("id"), top=Max("id"))
+    glove = os.getenv("GLOVE_PATH") if kind == "text" else None
+    raw = json.dumps([method, source, sorted(params.items()), problems_state, source_state, glove], default=str)
+    return hashlib.sha256(raw.encode()).hexdigest(), extraction
+
+
+@transaction.atomic
+def embedding_run_start(*, method: str, source: str = ConceptSource.LABELS, params: dict[str, Any] | None = None, user: Any = None) -> EmbeddingRun:
+    """Queue a rebuild, or return the run that already covers identical inputs (queued, running or done)."""
+    from embeddings.algorithms.methods import METHODS
+
+    if method not in METHODS:
+        raise EmbeddingInputError(f"unknown method {method!r}; known: {', '.join(METHODS)}")
+    if source not in ConceptSource.values:
+        raise EmbeddingInputError(f"unknown source {source!r}; use labels or rules")
+    params = {**METHODS[method].defaults, **(params or {})}
+    if METHODS[method].kind == "text":
+        source = ConceptSource.LABELS  # text methods read no concepts: one run serves both sources
+    fingerprint, extraction = _state_fingerprint(method, source, params)
+    same = EmbeddingRun.objects.filter(fingerprint=fingerprint).exclude(status__in=[RunStatus.FAILED, RunStatus.CANCELLED]).order_by("-id").first()
+    if same is not None:
+        return same
+    run = EmbeddingRun.objects.create(
+        method=method, source=source, params=params, fingerprint=fingerprint, extraction_run=extraction, created_by=user
+    )
+    transaction.on_commit(lambda: rebuild_embeddings_task.delay(run.id))
+    return run
+
+
+def embedding_run_cancel(*, run: EmbeddingRun) -> bool:
+    """Cancel a queued or running run; a running one stops at its next progress report."""
+    return bool(
+        EmbeddingRun.objects.filter(pk=run.pk, status__in=[RunStatus.PENDING, RunStatus.RUNNING]).update(
+            status=RunStatus.CANCELLED, finished_at=timezone.now()
+        )
+    )
+
+
+def bank_data(*, source: str, extraction_run_id: int | None = None, with_texts: bool = False) -> tuple[list[int], list[str], Any]:
+    """Problem ids, concept slugs and the pure BankData for one concept source."""
+    from concepts.models import Concept, ExtractedConcept, GroundTruthLabel
+    from embeddings.algorithms.methods import BankData
+
+    ids = list(Problem.objects.order_by("id").values_list("id", flat=True))
+    if not ids:
+        raise EmbeddingInputError("the bank has no problems")
+    slugs = list(Concept.objects.order_by("slug").values_list("slug", flat=True))
+    index = {slug: i for i, slug in enumerate(slugs)}
+    row = {pid: i for i, pid in enumerate(ids)}
+    sets: list[list[int]] = [[] for _ in ids]
+    if source == ConceptSource.RULES:
+        if extraction_run_id is None:
+            raise EmbeddingInputError("no finished extraction run: run `python manage.py extract_concepts` first")
+        pairs = ExtractedConcept.objects.filter(run_id=extraction_run_id).values_list("problem_id", "concept__slug")
+    else:
+        pairs = GroundTruthLabel.objects.values_list("problem_id", "concept__slug")
+    for pid, slug in pairs:
+        if pid in row:
+            sets[row[pid]].append(index[slug])
+    texts = list(Problem.objects.order_by("id").values_list("text", flat=True)) if with_texts else []
+    return ids, slugs, BankData(concept_sets=sets, n_concepts=len(slugs), texts=texts, glove_path=os.getenv("GLOVE_PATH") or None)
+
+
+def embedding_run_execute(*, run_id: int) -> None:
+    """Compute a run's vectors and store them on the row; publish it if it is the newest Prob2Vec run."""
+    from embeddings.algorithms.methods import METHODS, embed
+
+    claimed = EmbeddingRun.objects.filter(id=run_id, status=RunStatus.PENDING).update(status=RunStatus.RUNNING, started_at=timezone.now())
+    if claimed != 1:
+        return
+    run = EmbeddingRun.objects.get(id=run_id)
+    timings: dict[str, float] = {}
+    last_report = [0.0]
+
+    def on_progress(fraction: float, loss: float | None) -> None:
+        now = time.monotonic()
+        if now - last_report[0] < 0.5:  # a row update at most twice a second
+            return
+        last_report[0] = now
+        updated = EmbeddingRun.objects.filter(id=run_id, status=RunStatus.RUNNING).update(progress=fraction, loss=loss)
+        if not updated:
+            raise _Cancelled()
+
+    try:
+        started = time.monotonic()
+        ids, slugs, data = bank_data(
+            source=run.source, extraction_run_id=run.extraction_run_id, with_texts=METHODS[run.method].kind == "text"
+        )
+        timings["load_ms"] = (time.monotonic() - started) * 1000
+        started = time.monotonic()
+        result = embed(run.method, data, run.params, on_progress=on_progress)
+        timings["embed_ms"] = (time.monotonic() - started) * 1000
+    except _Cancelled:
+        return
+    except (EmbeddingInputError, ValueError, RuntimeError) as exc:
+        EmbeddingRun.objects.filter(id=run_id).update(status=RunStatus.FAILED, error=str(exc), finished_at=timezone.now())
+        return
+    vectors = np.ascontiguousarray(result.vectors, dtype=np.float32)
+    if result.concept_vectors is not None:
+        from embeddings.algorithms.cooccurrence import concept_frequencies
+
+        # Kept with the run: explaining a similarity needs the 1/f weights the vectors were built with.
+        result.notes["frequencies"] = concept_frequencies(data.concept_sets, data.n_concepts).tolist()
+    fields = dict(
+        status=RunStatus.DONE,
+        progress=1.0,
+        loss=result.loss,
+        notes=result.notes,
+        timings=timings,
+        problems=len(ids),
+        missing=[ids[i] for i in result.missing],
+        dim=int(vectors.shape[1]),
+        problem_ids=np.asarray(ids, dtype=np.int64).tobytes(),
+        vectors=vectors.tobytes(),
+        concept_slugs=slugs if result.concept_vectors is not None else [],
+        concept_vectors=np.ascontiguousarray(result.concept_vectors, dtype=np.float32).tobytes() if result.concept_vectors is not None else b"",
+        finished_at=timezone.now(),
+    )
+    with transaction.atomic():
+        if not EmbeddingRun.objects.filter(id=run_id, status=RunStatus.RUNNING).update(**fields):
+            return  # cancelled meanwhile: never published
+        if run.method == "prob2vec":
+            embedding_publish(run_id=run_id)
+    logger.info("Embedding run %s (%s/%s): %d problems [%dms]", run_id, run.method, run.source, len(ids), sum(timings.values()))
+
+
+@transaction.atomic
+def embedding_publish(*, run_id: int) -> bool:
+    """Make a finished run the active embedding unless a newer one already is (stale results never win)."""
+    run = EmbeddingRun.objects.filter(id=run_id, status=RunStatus.DONE).first()
+    if run is None:
+        return False
+    active = ActiveEmbedding.objects.select_for_update().filter(pk=1).first()
+    if active is None:
+        ActiveEmbedding.objects.create(pk=1, run=run)
+        return True
+    if active.run_id >= run.pk:
+        return False
+    active.run = run
+    active.save()
+    return True

@@ -3,9 +3,10 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib import messages
-from django.contrib.auth.decorators import permission_required
+from django.contrib.auth.decorators import login_required, permission_required
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from embeddings.selectors import (
@@ -124,4 +125,121 @@ def triplet_decide_view(request: HttpRequest, pk: int) -> HttpResponse:
         messages.success(request, f"Triplet #{triplet.pk} {triplet.status}{' after a swap' if decision == 'swap' else ''}.")
     except TripletRejected as exc:
         messages.error(request, str(exc).capitalize() + ".")
-    return redirect(f"{request.POST.get('back') or '/triplets/consensus/'}")
+    back = request.POST.get("back", "")
+    return redirect(back if back.startswith("/triplets/") else reverse("embeddings:triplet-consensus"))
+
+
+# --- the embedding lab --------------------------------------------------------------------------
+
+
+@permission_required("embeddings.view_embeddingrun")
+@require_http_methods(["GET", "POST"])
+def lab_home(request: HttpRequest) -> HttpResponse:
+    from embeddings.algorithms.methods import METHODS
+    from embeddings.selectors import TEXT_SOURCE, accepted_triplets, gap_histogram, latest_done_runs, recent_runs, triplet_table
+    from embeddings.services import EmbeddingInputError, embedding_run_start
+
+    if request.method == "POST":
+        if not request.user.has_perm("embeddings.add_embeddingrun"):
+            raise Http404
+        wanted = request.POST.getlist("method") or list(METHODS)
+        started = 0
+        for method in wanted:
+            if method not in METHODS:
+                continue
+            for source in ["labels"] if METHODS[method].kind == "text" else ["labels", "rules"]:
+                try:
+                    embedding_run_start(method=method, source=source, user=request.user)
+                    started += 1
+                except EmbeddingInputError as exc:
+                    messages.error(request, f"{method}/{source}: {exc}")
+        messages.success(request, f"{started} rebuilds queued (identical inputs reuse earlier runs).")
+        return redirect("embeddings:lab")
+    runs = recent_runs()
+    template = "embeddings/lab.html"
+    if request.htmx and request.htmx.target == "lab-runs":
+        return render(request, template + "#lab-runs", {"runs": runs})
+    triplets = accepted_triplets()
+    table = triplet_table(triplets)
+    latest = latest_done_runs()
+    rows = []
+    for name, method in METHODS.items():
+        sources = [TEXT_SOURCE] if method.kind == "text" else ["labels", "rules"]
+        cells = {s: (table.get(name, {}).get(s), latest.get((name, s))) for s in sources}
+        rows.append({"name": name, "label": method.label, "kind": method.kind, "cells": cells})
+    histogram = gap_histogram(triplets)
+    return render(
+        request,
+        template,
+        {"rows": rows, "triplets": len(triplets), "runs": runs, "histogram": _histogram_svg(histogram), "methods": METHODS},
+    )
+
+
+def _histogram_svg(histogram: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Bars for each method: one bar per gap bin, its wrongly ordered triplets drawn in red."""
+    out = []
+    for h in histogram:
+        top = max(h["counts"]) or 1
+        bars = []
+        for i, (count, errors) in enumerate(zip(h["counts"], h["errors"])):
+            height, err = 60 * count / top, 60 * errors / top
+            bars.append({"x": i * 22, "h": round(height, 1), "y": round(60 - height, 1), "eh": round(err, 1), "ey": round(60 - err, 1),
+                         "count": count, "errors": errors, "lo": h["edges"][i], "hi": h["edges"][i + 1]})
+        out.append({"method": h["method"], "source": h["source"], "bars": bars, "errors": sum(h["errors"]), "total": sum(h["counts"])})
+    return out
+
+
+@permission_required("embeddings.view_embeddingrun")
+@require_GET
+def lab_run(request: HttpRequest, pk: int) -> HttpResponse:
+    from embeddings.models import EmbeddingRun
+
+    run = EmbeddingRun.objects.defer("vectors", "problem_ids", "concept_vectors").filter(pk=pk).first()
+    if run is None:
+        raise Http404("No such run")
+    template = "embeddings/lab_run.html"
+    if request.htmx:
+        template += "#run-status"
+    return render(request, template, {"run": run})
+
+
+@permission_required("embeddings.add_embeddingrun")
+@require_POST
+def lab_run_cancel(request: HttpRequest, pk: int) -> HttpResponse:
+    from embeddings.models import EmbeddingRun
+    from embeddings.services import embedding_run_cancel
+
+    run = EmbeddingRun.objects.filter(pk=pk).only("id", "status").first()
+    if run is None:
+        raise Http404("No such run")
+    if embedding_run_cancel(run=run):
+        messages.success(request, f"Run #{pk} cancelled.")
+    return redirect("embeddings:lab-run", pk=pk)
+
+
+@permission_required("embeddings.view_embeddingrun")
+@require_GET
+def lab_concepts(request: HttpRequest) -> HttpResponse:
+    from concepts.models import Concept
+    from embeddings.selectors import concept_neighbours
+
+    slug = request.GET.get("concept", "")
+    run, neighbours = concept_neighbours(slug, k=int(request.GET.get("k", 10) or 10)) if slug else (None, [])
+    return render(
+        request,
+        "embeddings/lab_concepts.html",
+        {"concepts": Concept.objects.select_related("module"), "slug": slug, "neighbours": neighbours, "run": run},
+    )
+
+
+@login_required
+@require_GET
+def problem_similar(request: HttpRequest, pk: int) -> HttpResponse:
+    """The "similar problems" fragment of a problem page (pulled by URL, so problems/ never imports us)."""
+    from embeddings.selectors import problem_similar_list
+    from problems.roles import is_course_staff
+
+    problem = problem_get_for_user(request.user, pk)
+    run, similar = problem_similar_list(problem, k=5, user=request.user)
+    template = "embeddings/_similar.html" if request.htmx else "embeddings/similar_page.html"
+    return render(request, template, {"run": run, "similar": similar, "problem": problem, "show_why": is_course_staff(request.user)})

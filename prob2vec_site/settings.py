@@ -149,7 +149,7 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024
 CELERY_BROKER_URL = os.getenv("CELERY_BROKER_URL", "")
 CELERY_TASK_ALWAYS_EAGER = not CELERY_BROKER_URL
 if not CELERY_BROKER_URL:
-    CELERY_BROKER_URL = "memory://"  # never used while eager; keeps kombu from guessing a host
+    CELERY_BROKER_URL = "memory://localhost/"  # never used while eager; a host keeps kombu quiet
 CELERY_TASK_EAGER_PROPAGATES = True
 CELERY_RESULT_BACKEND = None
 CELERY_TASK_IGNORE_RESULT = True

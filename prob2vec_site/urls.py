@@ -13,7 +13,7 @@ urlpatterns = [
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("problems/", include("problems.urls")),
     path("concepts/", include("concepts.urls")),
-    path("triplets/", include("embeddings.urls")),
+    path("", include("embeddings.urls")),
     path("api/problems/", problems_api.problem_list_api, name="api-problem-list"),
     path("api/problems/<int:pk>/", problems_api.problem_detail_api, name="api-problem-detail"),
     path("api/rules/", concepts_api.rule_list_api, name="api-rule-list"),

@@ -42,6 +42,8 @@ _TA_PERMISSIONS = [
     "embeddings.view_similaritytriplet",
     "embeddings.add_similaritytriplet",
     "embeddings.add_tripletvote",
+    "embeddings.view_embeddingrun",
+    "embeddings.add_embeddingrun",
 ]
 _HEAD_TA_PERMISSIONS = _TA_PERMISSIONS + [
     "concepts.add_concept",

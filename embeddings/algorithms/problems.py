@@ -1,0 +1,116 @@
+"""Problem vectors from concept vectors (Prob2Vec's 1/f-weighted average). Pure: stdlib + numpy.
+
+For problem ``i`` with concept set ``C_i`` and concept frequencies ``f`` (number of problems
+containing each concept):
+
+    E_i = (1 / |C_i|) * sum_{c in C_i} E(c) / f_c
+
+Conventions (shared with :func:`~embeddings.algorithms.similarity.contributions`):
+
+* ``C_i`` is a set: a concept listed twice counts once.
+* A concept with ``f_c == 0`` (possible when ``frequencies`` come from another bank) has no defined
+  weight: it is skipped and not counted in ``|C_i|``.
+* A problem whose row ends up exactly zero (no concepts, only skipped ones, or only concepts whose
+  vector is zero) gets a zero row, never NaN, and is reported.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .cooccurrence import ConceptSets, ConceptSetsLike, as_concept_sets
+
+__all__ = ["concept_weights", "problem_vectors", "onehot_vectors"]
+
+
+def _entry_weights(cs: ConceptSets, frequencies: np.ndarray) -> np.ndarray:
+    """shape (total,): the weight ``1 / (|C_i| f_c)`` of each entry of ``cs.flat`` (0 if skipped)."""
+    f = np.asarray(frequencies, dtype=np.float64)
+    if f.shape != (cs.n_concepts,):
+        raise ValueError(f"frequencies must have shape ({cs.n_concepts},), got {f.shape}")
+    fc = f[cs.flat]
+    usable = cs.first & (fc > 0)
+    owner = cs.owner
+    n_usable = np.bincount(owner[usable], minlength=cs.n_problems)
+    w = np.zeros(fc.shape[0], dtype=np.float64)
+    w[usable] = 1.0 / (fc[usable] * n_usable[owner[usable]])
+    return w
+
+
+def concept_weights(concept_set, frequencies: np.ndarray) -> dict[int, float]:
+    """The weights ``1 / (|C_i| f_c)`` of one problem's concepts, ``E_i = sum_c w_c E(c)``.
+
+    Parameters
+    ----------
+    concept_set : sequence of int
+    frequencies : np.ndarray, shape (N,)
+
+    Returns
+    -------
+    dict concept id -> weight; skipped concepts (``f_c == 0``) map to 0.0.
+    """
+    f = np.asarray(frequencies, dtype=np.float64)
+    cs = as_concept_sets([list(concept_set)], f.shape[0])
+    w = _entry_weights(cs, f)
+    return {int(c): float(x) for c, x, keep in zip(cs.flat, w, cs.first) if keep}
+
+
+def problem_vectors(
+    concept_vectors: np.ndarray, concept_sets: ConceptSetsLike, frequencies: np.ndarray
+) -> tuple[np.ndarray, list[int]]:
+    """Prob2Vec problem vectors.
+
+    Parameters
+    ----------
+    concept_vectors : np.ndarray, shape (N, dim)
+    concept_sets : sequence of sequences of int, or ConceptSets
+        One concept set per problem.
+    frequencies : np.ndarray, shape (N,)
+        ``f_c``, e.g. from ``concept_frequencies``.
+
+    Returns
+    -------
+    E : np.ndarray, shape (n_problems, dim), float32
+        ``E_i = (1/|C_i|) sum_{c in C_i} concept_vectors[c] / f_c`` (conventions in the module doc).
+    zero_rows : list of int
+        Indices of the problems whose row is exactly zero (no usable concept); sorted.
+    """
+    v = np.asarray(concept_vectors, dtype=np.float64)
+    n_concepts = v.shape[0]
+    cs = as_concept_sets(concept_sets, n_concepts)
+    f = np.asarray(frequencies, dtype=np.float64)
+    if f.shape != (n_concepts,):
+        raise ValueError(f"frequencies must have shape ({n_concepts},), got {f.shape}")
+    inv_f = np.divide(1.0, f, out=np.zeros_like(f), where=f > 0)
+    e = np.zeros((cs.n_problems, v.shape[1]), dtype=np.float64)
+    # One (m, k) block per set size: no Python loop over problems.
+    for rows, conc, keep in cs.groups:
+        w = inv_f[conc]
+        if cs.has_duplicates:
+            w *= keep
+        n_usable = np.count_nonzero(w, axis=1)
+        acc = v[conc[:, 0]] * w[:, :1]
+        for q in range(1, conc.shape[1]):
+            acc += v[conc[:, q]] * w[:, q : q + 1]
+        acc /= np.maximum(n_usable, 1)[:, None]
+        e[rows] = acc
+    zero_rows = np.flatnonzero(~e.any(axis=1)).tolist()
+    return e.astype(np.float32), zero_rows
+
+
+def onehot_vectors(concept_sets: ConceptSetsLike, n_concepts: int, frequencies: np.ndarray) -> np.ndarray:
+    """The plain reference: 1/f-weighted bag-of-concepts vectors.
+
+    Same formula as :func:`problem_vectors` with the identity as concept vectors, i.e.
+    ``E[i, c] = 1 / (|C_i| f_c)`` for ``c in C_i``, else 0.
+
+    Returns
+    -------
+    E : np.ndarray, shape (n_problems, n_concepts), float32
+    """
+    cs = as_concept_sets(concept_sets, n_concepts)
+    w = _entry_weights(cs, frequencies)
+    e = np.zeros((cs.n_problems, n_concepts), dtype=np.float32)
+    keep = w > 0  # duplicates and skipped concepts have weight 0; the kept (problem, concept) are unique
+    e[cs.owner[keep], cs.flat[keep]] = w[keep]
+    return e

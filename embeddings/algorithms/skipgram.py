@@ -1,0 +1,255 @@
+"""The Prob2Vec concept skip-gram, trained on the co-occurrence count matrix. Pure: numpy + torch.
+
+Model (Su et al., Prob2Vec): a one-hot concept ``i`` (N inputs) goes through ``dim`` linear hidden
+units, ``h = w_in[i]``, then a softmax over the N concepts, ``p(j | i) = softmax(w_out @ h)[j]``.
+It is trained on every ordered pair ``(c_i, c_j)``, ``i != j``, of concepts sharing a problem.
+The concept vectors are the input weights ``w_in``.
+
+The pair-by-pair loss only depends on how often each (center, context) pair occurs, so
+
+    mean over pairs (i, j) of  -log p(j | i)  ==  sum_ij C_ij * -log p(j | i) / sum_ij C_ij
+
+with ``C`` the count matrix of :func:`~embeddings.algorithms.cooccurrence.cooccurrence_counts`.
+:class:`SkipGram` minimises the right-hand side full-batch: one epoch costs ``O(N^2 dim)`` whatever
+the number of problems, so a 1M-problem bank trains as fast as a 600-problem one once counted.
+:func:`pair_sgd_fit` is the paper's literal pair-by-pair SGD, kept as a reference.
+
+Both losses are MEANS over the training pairs (not sums), in nats.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Callable, Optional, Sequence
+
+import numpy as np
+import torch
+
+from .cooccurrence import ConceptSetsLike, cooccurrence_counts, expand_pairs
+
+__all__ = ["count_loss", "pair_loss", "SkipGram", "pair_sgd_fit"]
+
+
+def _as_tensors(*arrays):
+    """Tensors (kept as they are, so autograd flows) or float64 tensors made from arrays."""
+    any_tensor = any(isinstance(a, torch.Tensor) for a in arrays)
+    out = [a if isinstance(a, torch.Tensor) else torch.as_tensor(np.asarray(a, dtype=np.float64)) for a in arrays]
+    return out, any_tensor
+
+
+def count_loss(w_in, w_out, counts):
+    """Mean skip-gram softmax cross-entropy per training pair, from the count matrix.
+
+    ``sum_ij C_ij * (-log softmax(w_in[i] @ w_out.T)[j]) / sum_ij C_ij``
+
+    Parameters
+    ----------
+    w_in : np.ndarray or torch.Tensor, shape (N, dim)
+        Input (concept) vectors.
+    w_out : np.ndarray or torch.Tensor, shape (N, dim)
+        Output vectors.
+    counts : np.ndarray or torch.Tensor, shape (N, N)
+        ``counts[i, j]``: how many times concept ``j`` is a context of center ``i``.
+
+    Returns
+    -------
+    loss : float, or a 0-d torch.Tensor when any argument is a tensor (for autograd)
+        0 when ``counts`` is all zero (no pairs, no loss).
+    """
+    (w_in, w_out, counts), any_tensor = _as_tensors(w_in, w_out, counts)
+    counts = counts.to(w_in.dtype)
+    logp = torch.log_softmax(w_in @ w_out.T, dim=1)
+    total = counts.sum()
+    loss = -(counts * logp).sum() / torch.clamp(total, min=1e-300 if total.dtype == torch.float64 else 1e-30)
+    return loss if any_tensor else float(loss)
+
+
+def pair_loss(w_in, w_out, pairs):
+    """Mean skip-gram softmax cross-entropy, computed pair by pair (the literal definition).
+
+    Parameters
+    ----------
+    w_in, w_out : np.ndarray or torch.Tensor, shape (N, dim)
+    pairs : array-like, shape (m, 2), int
+        (center, context) pairs.
+
+    Returns
+    -------
+    loss : float, or a 0-d torch.Tensor when ``w_in`` or ``w_out`` is a tensor
+        ``mean_k -log softmax(w_in[pairs[k, 0]] @ w_out.T)[pairs[k, 1]]``; 0 for no pairs.
+        Memory is ``O(m N)``: use it on small pair lists.
+    """
+    (w_in, w_out), any_tensor = _as_tensors(w_in, w_out)
+    p = torch.as_tensor(np.asarray(pairs, dtype=np.int64).reshape(-1, 2))
+    if p.shape[0] == 0:
+        loss = (w_in.sum() + w_out.sum()) * 0.0
+    else:
+        logits = w_in[p[:, 0]] @ w_out.T
+        loss = torch.nn.functional.cross_entropy(logits, p[:, 1], reduction="mean")
+    return loss if any_tensor else float(loss)
+
+
+class SkipGram:
+    """Full-batch skip-gram on a concept co-occurrence count matrix (scikit-learn style).
+
+    Minimises, with Adam, the objective
+
+        J(w_in, w_out) = count_loss(w_in, w_out, C) + l2 * (||w_in||_F^2 + ||w_out||_F^2)
+
+    ``count_loss`` is the MEAN cross-entropy per training pair, so ``l2`` is measured against the
+    loss of one pair and means the same on a 600-problem and a 1M-problem bank. Why a penalty: the
+    unpenalised optimum drives ``log p(j | i)`` towards ``-inf`` for every pair never seen, and in a
+    bank of a few hundred problems most unseen pairs are sampling zeros, not impossibilities; the
+    exact optimum then over-fits (held-out pair loss rises, neighbours get noisier). The L2 penalty
+    on both weight matrices bounds the logits and acts as smoothing. Defaults (``l2=1e-4``,
+    ``epochs=500``, ``lr=0.05``) were chosen by the held-out table of ``benchmarks/rebuild.py``.
+
+    Concepts that never appear as a center (no pair) get no data gradient; their optimum under the
+    penalty is exactly 0, and ``fit`` sets their input rows to 0 (their problems then get zero
+    vectors, reported by :func:`~embeddings.algorithms.problems.problem_vectors`).
+
+    Parameters
+    ----------
+    dim : int
+        Hidden units (10 in the paper).
+    epochs : int
+        Maximum full-batch steps.
+    lr : float
+        Adam learning rate.
+    l2 : float
+        Penalty coefficient, see above. 0 disables it.
+    seed : int
+        Seeds a local ``torch.Generator`` for the initial weights (N(0, 0.1^2)); no global RNG is
+        touched. Same seed, same data, same torch thread count -> identical vectors.
+    device : str
+        torch device, ``"cpu"`` by default.
+    tol : float
+        Early stopping: stop once an epoch changes the objective ``J`` by at most
+        ``tol * max(1, |J|)``.
+
+    Attributes
+    ----------
+    vectors_ : np.ndarray, shape (N, dim), float32
+        Concept vectors (input weights).
+    output_vectors_ : np.ndarray, shape (N, dim), float32
+        Output weights.
+    loss_ : float
+        Final ``count_loss`` (data term only, without the penalty) of the returned weights.
+    n_epochs_ : int
+        Epochs actually run.
+    """
+
+    def __init__(
+        self,
+        dim: int = 10,
+        epochs: int = 500,
+        lr: float = 0.05,
+        l2: float = 1e-4,
+        seed: int = 0,
+        device: str = "cpu",
+        tol: float = 1e-7,
+    ) -> None:
+        self.dim = dim
+        self.epochs = epochs
+        self.lr = lr
+        self.l2 = l2
+        self.seed = seed
+        self.device = device
+        self.tol = tol
+
+    def fit(self, counts: np.ndarray, on_epoch_end: Optional[Callable[[int, float], None]] = None) -> "SkipGram":
+        """Train on a count matrix.
+
+        Parameters
+        ----------
+        counts : np.ndarray, shape (N, N)
+            Co-occurrence counts (see ``cooccurrence_counts``).
+        on_epoch_end : callable(epoch, loss), optional
+            Called after every epoch with the number of epochs done (1-based) and the data loss
+            (float) of the weights the epoch started from.
+
+        Returns
+        -------
+        self
+        """
+        dev = torch.device(self.device)
+        c = torch.as_tensor(np.asarray(counts, dtype=np.float64), device=dev)
+        n = c.shape[0]
+        gen = torch.Generator(device="cpu").manual_seed(int(self.seed))
+        w_in = (0.1 * torch.randn(n, self.dim, generator=gen, dtype=torch.float64)).to(dev).requires_grad_(True)
+        w_out = (0.1 * torch.randn(n, self.dim, generator=gen, dtype=torch.float64)).to(dev).requires_grad_(True)
+        # Normalise once so the loop does no division: loss = -(P * logp).sum(), P = C / sum(C).
+        total = float(c.sum())
+        p = c / total if total > 0 else c
+        opt = torch.optim.Adam([w_in, w_out], lr=self.lr)
+        prev = math.inf
+        done = 0
+        for epoch in range(int(self.epochs)):
+            opt.zero_grad(set_to_none=True)
+            data = -(p * torch.log_softmax(w_in @ w_out.T, dim=1)).sum()
+            obj = data + self.l2 * (w_in.square().sum() + w_out.square().sum()) if self.l2 else data
+            obj.backward()
+            opt.step()
+            done = epoch + 1
+            cur = obj.item()
+            if on_epoch_end is not None:
+                on_epoch_end(done, data.item())
+            if abs(prev - cur) <= self.tol * max(1.0, abs(cur)):
+                break
+            prev = cur
+        with torch.no_grad():
+            w_in[c.sum(dim=1) == 0] = 0.0
+            self.loss_ = float(count_loss(w_in, w_out, c))
+        self.vectors_ = w_in.detach().cpu().numpy().astype(np.float32)
+        self.output_vectors_ = w_out.detach().cpu().numpy().astype(np.float32)
+        self.n_epochs_ = done
+        return self
+
+
+def pair_sgd_fit(
+    concept_sets: ConceptSetsLike,
+    n_concepts: int,
+    dim: int = 10,
+    epochs: int = 5,
+    lr: float = 0.025,
+    seed: int = 0,
+) -> tuple[np.ndarray, np.ndarray]:
+    """The paper's literal training: plain SGD, one (center, context) pair at a time, full softmax.
+
+    word2vec conventions: input weights uniform in ``[-0.5/dim, 0.5/dim)``, output weights 0, the
+    pairs reshuffled every epoch, the learning rate decaying linearly from ``lr`` to ``lr * 1e-4``.
+    About 10 microseconds per pair: a reference for small banks, not for production.
+
+    Parameters
+    ----------
+    concept_sets : sequence of sequences of int, or ConceptSets
+    n_concepts : int
+    dim, epochs, lr : training hyperparameters
+    seed : int
+        Seeds a local ``np.random.Generator``.
+
+    Returns
+    -------
+    w_in, w_out : np.ndarray, shape (n_concepts, dim), float32
+        Input (concept) and output vectors.
+    """
+    rng = np.random.default_rng(seed)
+    pairs = expand_pairs(cooccurrence_counts(concept_sets, n_concepts))
+    w_in = (rng.random((n_concepts, dim)) - 0.5) / dim
+    w_out = np.zeros((n_concepts, dim))
+    total = max(1, epochs * pairs.shape[0])
+    step = 0
+    for _ in range(epochs):
+        for center, context in pairs[rng.permutation(pairs.shape[0])].tolist():
+            alpha = lr * max(1e-4, 1.0 - step / total)
+            step += 1
+            h = w_in[center]
+            s = w_out @ h
+            s -= s.max()
+            g = np.exp(s)
+            g /= g.sum()
+            g[context] -= 1.0  # d loss / d logits
+            grad_h = w_out.T @ g
+            w_out -= alpha * np.outer(g, h)
+            w_in[center] -= alpha * grad_h
+    return w_in.astype(np.float32), w_out.astype(np.float32)

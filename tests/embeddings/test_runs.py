@@ -1,0 +1,148 @@
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from django.core.management import CommandError, call_command
+from django.urls import reverse
+
+from embeddings.models import ActiveEmbedding, EmbeddingRun
+from embeddings.selectors import active_run, run_arrays
+from embeddings.services import (
+    embedding_publish,
+    embedding_run_cancel,
+    embedding_run_execute,
+    embedding_run_start,
+    triplet_create,
+    triplet_decide,
+)
+
+
+@pytest.fixture
+def bank(problem_factory: Any, hana: Any) -> dict[str, Any]:
+    """Two families of problems: counting (nchoosek/permutations) and Bayes (conditional/bayes)."""
+    made = {}
+    for i in range(4):
+        made[f"count{i}"] = problem_factory(f"Count {i}", title=f"Count {i}", module="m", labels=["nchoosek", "permutations"] if i % 2 else ["nchoosek"])
+        made[f"bayes{i}"] = problem_factory(f"Bayes {i}", title=f"Bayes {i}", module="m", labels=["Bayes-formula", "conditional-probability"] if i % 2 else ["Bayes-formula"])
+    made["bare"] = problem_factory("No concepts", title="Bare", module="m")
+    t = triplet_create(anchor=made["count0"], positive=made["count1"], negative=made["bayes0"], user=None)
+    triplet_decide(triplet=t, decision="accept", user=hana)
+    t = triplet_create(anchor=made["bayes1"], positive=made["bayes2"], negative=made["count2"], user=None)
+    triplet_decide(triplet=t, decision="accept", user=hana)
+    return made
+
+
+def rebuild(method: str = "prob2vec", source: str = "labels") -> EmbeddingRun:
+    run = embedding_run_start(method=method, source=source)
+    embedding_run_execute(run_id=run.id)
+    return EmbeddingRun.objects.get(id=run.id)
+
+
+def test_a_rebuild_stores_vectors_reports_problems_without_concepts_and_becomes_active(bank: dict[str, Any]) -> None:
+    run = rebuild()
+    assert run.status == "done" and run.dim == 10 and run.problems == 9
+    assert run.missing == [bank["bare"].pk]
+    ids, vectors = run_arrays(run)
+    assert vectors.shape == (9, 10) and np.isfinite(vectors).all()
+    assert not vectors[list(ids).index(bank["bare"].pk)].any()
+    assert active_run() == run
+    assert embedding_run_start(method="prob2vec", source="labels").id == run.id  # identical inputs: reused
+
+
+def test_the_command_and_a_clear_error_for_rules_without_an_extraction(bank: dict[str, Any]) -> None:
+    out = io.StringIO()
+    call_command("rebuild_embeddings", "--method", "onehot", stdout=out)
+    assert "onehot/labels: run #" in out.getvalue() and "1 without a vector" in out.getvalue()
+    with pytest.raises(CommandError, match="no finished extraction run"):
+        call_command("rebuild_embeddings", "--source", "rules", stdout=io.StringIO(), stderr=io.StringIO())
+    assert EmbeddingRun.objects.get(source="rules").status == "failed"
+    assert active_run() is None  # a failed run never becomes active
+
+
+def test_the_active_run_switches_only_to_newer_successful_runs(bank: dict[str, Any], problem_factory: Any) -> None:
+    first = rebuild()
+    problem_factory("Another", labels=["nchoosek"], module="m")
+    # A cancelled run never replaces the active one (a failed one neither: see the rules test above).
+    cancelled = embedding_run_start(method="prob2vec", source="labels")
+    embedding_run_cancel(run=cancelled)
+    embedding_run_execute(run_id=cancelled.id)
+    assert EmbeddingRun.objects.get(id=cancelled.id).status == "cancelled" and active_run() == first
+    problem_factory("Yet another", labels=["permutations"], module="m")
+    newer = rebuild()
+    assert active_run() == newer
+    assert embedding_publish(run_id=first.id) is False  # a stale result never wins
+    assert ActiveEmbedding.objects.get().run == newer
+
+
+def test_a_run_cancelled_while_training_stops_and_is_not_published(bank: dict[str, Any], monkeypatch: Any) -> None:
+    from embeddings.algorithms import methods
+
+    real_embed = methods.embed
+
+    def embed_then_cancel(method: str, data: Any, params: Any, on_progress: Any = None) -> Any:
+        EmbeddingRun.objects.filter(status="running").update(status="cancelled")
+        import time
+
+        time.sleep(0.6)  # past the progress throttle, so the next report looks at the row
+        on_progress(0.5, 1.0)
+        return real_embed(method, data, params, on_progress)
+
+    monkeypatch.setattr(methods, "embed", embed_then_cancel)
+    run = embedding_run_start(method="prob2vec", source="labels")
+    embedding_run_execute(run_id=run.id)
+    run.refresh_from_db()
+    assert run.status == "cancelled" and bytes(run.vectors) == b""
+    assert active_run() is None
+
+
+def test_evaluate_triplets_json_contract(bank: dict[str, Any], tmp_path: Path) -> None:
+    call_command("extract_concepts", stdout=io.StringIO())
+    out = io.StringIO()
+    call_command("evaluate_triplets", "--methods", "prob2vec,onehot,svd", "--json", stdout=out, stderr=io.StringIO())
+    data = json.loads(out.getvalue())
+    assert data["triplets"] == 2
+    assert set(data["results"]) == {"prob2vec", "onehot", "svd"}
+    assert data["results"]["onehot"]["labels"] == 1.0  # concept overlap orders both triplets right
+    assert set(data["results"]["prob2vec"]) == {"labels", "rules"}
+    path = tmp_path / "t.jsonl"
+    path.write_text(json.dumps({"anchor": bank["count0"].source_id, "positive": bank["bayes0"].source_id, "negative": bank["count1"].source_id}) + "\n")
+    out = io.StringIO()
+    call_command("evaluate_triplets", "--methods", "onehot", "--collection", "test", "--triplets", str(path), "--json", stdout=out, stderr=io.StringIO())
+    data = json.loads(out.getvalue())
+    assert data["triplets"] == 1 and data["results"]["onehot"]["labels"] == 0.0  # this file states the wrong order
+    with pytest.raises(CommandError, match="needs --collection"):
+        call_command("evaluate_triplets", "--triplets", str(path))
+
+
+def test_similar_problems_fragment_explains_for_staff_only(client: Any, bank: dict[str, Any], alice: Any, sam: Any) -> None:
+    client.force_login(alice)
+    url = reverse("embeddings:problem-similar", args=[bank["count0"].pk])
+    assert "No embedding yet" in client.get(url, HTTP_HX_REQUEST="true").content.decode()
+    rebuild()
+    body = client.get(url, HTTP_HX_REQUEST="true").content.decode()
+    assert body.lstrip().startswith('<section class="card math" id="similar-problems">')
+    first = body.index("Count 1") if "Count 1" in body else body.index("Count 2")
+    assert first < body.index("Bayes")  # counting problems first
+    assert "why:" in body and "nchoosek" in body
+    client.force_login(sam)
+    student = client.get(url, HTTP_HX_REQUEST="true").content.decode()
+    assert "why:" not in student and "nchoosek" not in student
+    assert "This problem has no concepts" in client.get(reverse("embeddings:problem-similar", args=[bank["bare"].pk]), HTTP_HX_REQUEST="true").content.decode()
+
+
+def test_the_lab_page_shows_table_1_histograms_and_concept_neighbours(client: Any, bank: dict[str, Any], alice: Any, sam: Any) -> None:
+    rebuild()
+    rebuild("onehot")
+    client.force_login(alice)
+    page = client.get(reverse("embeddings:lab")).content.decode()
+    assert 'data-method="onehot" data-source="labels">100.00%' in page
+    assert 'id="gap-histograms"' in page and "<svg" in page
+    concepts = client.get(reverse("embeddings:lab-concepts"), {"concept": "nchoosek"}).content.decode()
+    assert 'id="neighbours"' in concepts and "permutations" in concepts
+    client.force_login(sam)
+    assert client.get(reverse("embeddings:lab")).status_code in (302, 403)
