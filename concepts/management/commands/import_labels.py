@@ -7,6 +7,7 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from concepts.services import labels_import, labels_parse
+from problems.command_io import read_input, refuse_bad_lines
 
 
 class Command(BaseCommand):
@@ -24,20 +25,14 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         path = Path(options["file"])
-        try:
-            data = path.read_bytes()
-        except OSError as exc:
-            raise CommandError(f"cannot read {path}: {exc.strerror}") from exc
+        data = read_input(path)
         annotator = None
         if options["annotator"]:
             annotator = get_user_model().objects.filter(username=options["annotator"]).first()
             if annotator is None:
                 raise CommandError(f"no user {options['annotator']!r}")
         records, errors = labels_parse(data=data, collection=options["collection"])
-        if errors:
-            for error in errors:
-                self.stderr.write(f"{path}:{error.line}: {error.reason}")
-            raise CommandError(f"{path}: {len(errors)} bad line(s); nothing was imported")
+        refuse_bad_lines(self, path, errors)
         count = labels_import(records=records, annotator=annotator)
         target = f"label sets of {annotator.get_username()}" if annotator else "ground truth"
         self.stdout.write(f"{count} problems labelled ({target})")

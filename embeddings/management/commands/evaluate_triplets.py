@@ -11,6 +11,7 @@ from embeddings.management.commands.rebuild_embeddings import rebuild
 from embeddings.models import RunStatus
 from embeddings.selectors import accepted_triplets, triplet_table
 from embeddings.services import EmbeddingInputError, triplets_parse
+from problems.command_io import read_input, refuse_bad_lines
 
 
 class Command(BaseCommand):
@@ -30,15 +31,8 @@ class Command(BaseCommand):
             if not options["collection"]:
                 raise CommandError("--triplets needs --collection: the ids are those of one collection")
             path = Path(options["triplets"])
-            try:
-                data = path.read_bytes()
-            except OSError as exc:
-                raise CommandError(f"cannot read {path}: {exc.strerror}") from exc
-            records, errors = triplets_parse(data=data, collection=options["collection"])
-            if errors:
-                for error in errors:
-                    self.stderr.write(f"{path}:{error.line}: {error.reason}")
-                raise CommandError(f"{path}: {len(errors)} bad line(s)")
+            records, errors = triplets_parse(data=read_input(path), collection=options["collection"])
+            refuse_bad_lines(self, path, errors, what="nothing was evaluated")
             triplets = [(r.anchor, r.positive, r.negative) for r in records]
         else:
             triplets = accepted_triplets(options["collection"])

@@ -7,6 +7,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from embeddings.models import TripletStatus
 from embeddings.services import TripletRejected, triplets_import, triplets_parse
+from problems.command_io import read_input, refuse_bad_lines
 
 
 class Command(BaseCommand):
@@ -22,15 +23,8 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         path = Path(options["file"])
-        try:
-            data = path.read_bytes()
-        except OSError as exc:
-            raise CommandError(f"cannot read {path}: {exc.strerror}") from exc
-        records, errors = triplets_parse(data=data, collection=options["collection"])
-        if errors:
-            for error in errors:
-                self.stderr.write(f"{path}:{error.line}: {error.reason}")
-            raise CommandError(f"{path}: {len(errors)} bad line(s); nothing was imported")
+        records, errors = triplets_parse(data=read_input(path), collection=options["collection"])
+        refuse_bad_lines(self, path, errors)
         try:
             created, updated = triplets_import(records=records, status=options["status"])
         except TripletRejected as exc:

@@ -3,9 +3,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import BaseCommand, CommandParser
 
 from problems.bank_io import parse_problem_file
+from problems.command_io import read_input, refuse_bad_lines
 from problems.services import ImportRejected, problems_import
 
 
@@ -22,11 +23,7 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         path = Path(options["file"])
-        try:
-            data = path.read_bytes()
-        except OSError as exc:
-            raise CommandError(f"cannot read {path}: {exc.strerror}") from exc
-        parsed = parse_problem_file(data, path.name)
+        parsed = parse_problem_file(read_input(path), path.name)
         default_collection = path.resolve().parent.name
         try:
             if parsed.errors:
@@ -38,7 +35,5 @@ class Command(BaseCommand):
                 release=True if options["release"] else None,
             )
         except ImportRejected as exc:
-            for error in exc.errors:
-                self.stderr.write(f"{path}:{error.line}: {error.reason}")
-            raise CommandError(f"{path}: {len(exc.errors)} bad line(s); nothing was imported") from exc
+            refuse_bad_lines(self, path, exc.errors)
         self.stdout.write(report.summary())
