@@ -17,6 +17,7 @@ PURE_MODULES = [
     "concepts/extraction.py",
     "concepts/agreement.py",
     "embeddings/algorithms/triplets.py",
+    "embeddings/algorithms/text.py",
 ]
 FORBIDDEN = ("django", "rest_framework", "celery", "problems.models", "concepts.models", "embeddings.models")
 
