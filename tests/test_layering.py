@@ -17,6 +17,12 @@ PURE_MODULES = [
     "concepts/extraction.py",
     "concepts/agreement.py",
     "embeddings/algorithms/triplets.py",
+    "embeddings/algorithms/cooccurrence.py",
+    "embeddings/algorithms/skipgram.py",
+    "embeddings/algorithms/problems.py",
+    "embeddings/algorithms/similarity.py",
+    "embeddings/algorithms/svd.py",
+    "embeddings/algorithms/metrics.py",
     "embeddings/algorithms/text.py",
 ]
 FORBIDDEN = ("django", "rest_framework", "celery", "problems.models", "concepts.models", "embeddings.models")

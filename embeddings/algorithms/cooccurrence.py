@@ -6,7 +6,7 @@ concepts are a *set*); the order inside a problem does not matter.
 
 Everything is vectorised: the ragged input is flattened once (:func:`as_concept_sets`), problems
 are grouped by their number of concepts, and each group of ``m`` problems with ``k`` concepts is
-one ``(m, k)`` integer array. The only Python loops run over the distinct set sizes and over the
+one ``(k, m)`` integer array. The only Python loops run over the distinct set sizes and over the
 ``k * (k - 1) / 2`` position pairs of a size, never over problems. The flattened form can be
 passed to every function that takes ``concept_sets``, so a rebuild flattens the bank once.
 """
@@ -46,8 +46,10 @@ class ConceptSets:
     n_concepts : int
         N, the number of concepts.
     groups : tuple of (rows, concepts, keep)
-        One per distinct set size ``k >= 1``: ``rows`` (m,) problem indices, ``concepts`` (m, k)
-        their concept ids, ``keep`` (m, k) the ``first`` mask of those entries.
+        One per distinct set size ``k >= 1``: ``rows`` (m,) the indices of the problems listing
+        ``k`` concepts, ascending; ``concepts`` (k, m) their concept ids, TRANSPOSED so that row
+        ``q`` (the q-th concept of every such problem) is contiguous; ``keep`` (k, m) the
+        ``first`` mask of those entries.
     has_duplicates : bool
         Whether any problem lists a concept twice.
     """
@@ -104,23 +106,21 @@ def as_concept_sets(concept_sets: ConceptSetsLike, n_concepts: int) -> ConceptSe
     first = np.ones(total, dtype=bool)
     groups = []
     if n:
-        order = np.argsort(lengths, kind="stable")
-        sorted_len = lengths[order]
-        sizes, begin = np.unique(sorted_len, return_index=True)
-        end = np.append(begin[1:], n)
-        for k, b, e in zip(sizes.tolist(), begin.tolist(), end.tolist()):
+        sizes = np.flatnonzero(np.bincount(lengths))
+        for k in sizes.tolist():
             if k == 0:
                 continue
-            rows = order[b:e]
-            idx = starts[rows][:, None] + np.arange(k, dtype=np.int64)
+            rows = np.flatnonzero(lengths == k)
+            idx = starts[rows] + np.arange(k, dtype=np.int64)[:, None]  # (k, m)
             conc = flat[idx]
             # Entry q is a duplicate when an earlier position of its problem holds the same id.
-            keep = np.ones(conc.shape, dtype=bool)
+            dup = np.zeros(conc.shape, dtype=bool)
             for q in range(1, k):
-                keep[:, q] = ~(conc[:, :q] == conc[:, q : q + 1]).any(axis=1)
-            if not keep.all():
-                first[idx[~keep]] = False
-            groups.append((rows, conc, keep))
+                for p in range(q):
+                    dup[q] |= conc[p] == conc[q]
+            if dup.any():
+                first[idx[dup]] = False
+            groups.append((rows, conc, ~dup))
     return ConceptSets(flat, starts, lengths, first, int(n_concepts), tuple(groups), not bool(first.all()))
 
 
@@ -162,14 +162,14 @@ def cooccurrence_counts(concept_sets: ConceptSetsLike, n_concepts: int) -> np.nd
     upper = np.zeros(nn, dtype=np.int64)
     key_dtype = np.int32 if nn < 2**31 else np.int64
     for _, conc, keep in cs.groups:
-        k = conc.shape[1]
+        k = conc.shape[0]
         if k < 2:
             continue
         p, q = np.triu_indices(k, 1)
         c = conc.astype(key_dtype)
-        keys = c[:, p] * key_dtype(n_concepts) + c[:, q]  # (m, k(k-1)/2)
-        if not keep.all():
-            keys = keys[keep[:, p] & keep[:, q]]
+        keys = c[p] * key_dtype(n_concepts) + c[q]  # (k(k-1)/2, m)
+        if cs.has_duplicates:
+            keys = keys[keep[p] & keep[q]]
         upper += np.bincount(keys.ravel(), minlength=nn)
     m = upper.reshape(n_concepts, n_concepts).astype(np.float64)
     # Each unordered pair {a, b} was counted once, at (a, b) or (b, a): add the transpose for both orders.

@@ -53,7 +53,7 @@ def ppmi(counts: np.ndarray, shift: float = 1.0, cds: float = 1.0) -> np.ndarray
     if c.sum() <= 0:
         return out
     row = c.sum(axis=1)
-    col_a = np.where(c.sum(axis=0) > 0, c.sum(axis=0), 0.0) ** cds
+    col_a = c.sum(axis=0) ** cds
     p_ctx = col_a / col_a.sum()
     nz = c > 0
     ii, jj = np.nonzero(nz)
@@ -162,4 +162,7 @@ def svd_embed(counts: np.ndarray, dim: int, variant: Union[str, Mapping[str, flo
     if "subsample" in kw:
         c = subsample(c, kw.pop("subsample"))
     m = ppmi(c, shift=kw.pop("shift", 1.0), cds=kw.pop("cds", 1.0))
-    return svd_vectors(m, dim, eig=kw.pop("eig", 0.5), add_context=bool(kw.pop("add_context", False)))
+    eig, add_context = kw.pop("eig", 0.5), bool(kw.pop("add_context", False))
+    if kw:
+        raise ValueError(f"unknown SVD options: {sorted(kw)}")
+    return svd_vectors(m, dim, eig=eig, add_context=add_context)
