@@ -170,7 +170,7 @@ class _Cancelled(Exception):
 def _state_fingerprint(method: str, source: str, params: dict[str, Any]) -> tuple[str, Any]:
     """A cheap hash of everything a run depends on; identical inputs reuse the earlier run."""
     from concepts.models import ExtractionRun, GroundTruthLabel
-    from embeddings.algorithms.methods import METHODS
+    from embeddings.algorithms.methods import ALGORITHMS_VERSION, METHODS
 
     kind = METHODS[method].kind
     problems_state = Problem.objects.aggregate(n=Count("id"), last=Max("updated_at"), top=Max("id"))
@@ -183,7 +183,7 @@ def _state_fingerprint(method: str, source: str, params: dict[str, Any]) -> tupl
     else:
         source_state = GroundTruthLabel.objects.aggregate(n=Count("id"), top=Max("id"))
     glove = os.getenv("GLOVE_PATH") if kind == "text" else None
-    raw = json.dumps([method, source, sorted(params.items()), problems_state, source_state, glove], default=str)
+    raw = json.dumps([ALGORITHMS_VERSION, method, source, sorted(params.items()), problems_state, source_state, glove], default=str)
     return hashlib.sha256(raw.encode()).hexdigest(), extraction
 
 

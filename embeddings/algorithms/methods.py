@@ -16,6 +16,9 @@ from embeddings.algorithms import cooccurrence, problems, skipgram, svd
 
 Progress = Callable[[float, float | None], None]  # (fraction done, current loss)
 
+# Part of every run's fingerprint: bump it when an algorithm changes, so identical inputs stop reusing old runs.
+ALGORITHMS_VERSION = 3
+
 
 @dataclass
 class BankData:
@@ -45,9 +48,9 @@ class Method:
 METHODS: dict[str, Method] = {
     m.name: m
     for m in [
-        Method("prob2vec", "Prob2Vec (skip-gram, 1/f-weighted mean)", "concepts", {"dim": 10, "seed": 0}),
+        Method("prob2vec", "Prob2Vec (skip-gram, 1/f-weighted mean)", "concepts", {"dim": 10, "seed": 0, "epochs": 250, "l2": 1.0}),
         Method("onehot", "Concept overlap (1/f-weighted one-hot, no learning)", "concepts", {}),
-        Method("blend", "Ours: w * overlap + (1 - w) * Prob2Vec cosine", "concepts", {"dim": 10, "seed": 0, "weight": 0.5}),
+        Method("blend", "Ours: w * overlap + (1 - w) * Prob2Vec cosine", "concepts", {"dim": 10, "seed": 0, "epochs": 250, "l2": 1.0, "weight": 0.5}),
         Method("svd", "SVD of PPMI", "concepts", {"dim": 10}),
         Method("svd-eig", "SVD of PPMI, eig (p = 0.5)", "concepts", {"dim": 10}),
         Method("svd-wandc", "SVD of PPMI, W + C", "concepts", {"dim": 10}),
