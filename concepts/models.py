@@ -176,3 +176,17 @@ class LabelResolution(models.Model):
 
     class Meta:
         permissions = [("resolve_labels", "Can resolve annotators' labels into ground truth")]
+
+
+class SelectedWord(models.Model):
+    """A word TAs marked as informative (the paper kept 208 of 2,242); used by text baselines and extractors."""
+
+    word = models.CharField(max_length=100, unique=True)
+    selected_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["word"]
+
+    def __str__(self) -> str:
+        return self.word

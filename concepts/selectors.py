@@ -345,3 +345,26 @@ def labels_agreement_table() -> tuple[list[Any], int, int]:
     slugs = list(Concept.objects.order_by("module__order", "slug").values_list("slug", flat=True))
     rows = label_agreement(shared, slugs)
     return rows, len(shared), annotators
+
+
+# --- word selection -----------------------------------------------------------------------------
+
+_VOCAB_MEMO: dict[str, list[tuple[str, int]]] = {}
+
+
+def bank_vocabulary() -> list[tuple[str, int]]:
+    """(word, count) over every problem's tokens, most frequent first; recomputed when the bank changes."""
+    from embeddings.algorithms.text import tokenize, word_counts  # pure code shared with the text baselines
+
+    bank = bank_texts()
+    if bank.key not in _VOCAB_MEMO:
+        counts = word_counts(tokenize(t) for t in bank.texts)
+        _VOCAB_MEMO.clear()
+        _VOCAB_MEMO[bank.key] = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+    return _VOCAB_MEMO[bank.key]
+
+
+def selected_words() -> set[str]:
+    from concepts.models import SelectedWord
+
+    return set(SelectedWord.objects.values_list("word", flat=True))

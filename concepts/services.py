@@ -378,3 +378,13 @@ def labels_import(*, records: list[LabelRecord], annotator: Any = None) -> int:
         else:
             _ground_truth_write(problem, set(record.concept_ids), None)
     return len(records)
+
+
+@transaction.atomic
+def words_select(*, add: list[str], remove: list[str], user: Any = None) -> int:
+    """Add and remove words of the TA-selected list; returns the list's new size."""
+    from concepts.models import SelectedWord
+
+    SelectedWord.objects.filter(word__in=[w for w in remove if w not in add]).delete()
+    SelectedWord.objects.bulk_create([SelectedWord(word=w[:100], selected_by=user) for w in set(add)], ignore_conflicts=True)
+    return SelectedWord.objects.count()

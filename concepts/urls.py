@@ -11,6 +11,7 @@ urlpatterns = [
     path("reports/", views.reports, name="reports"),
     path("reports/<int:pk>/", views.report_detail, name="report"),
     path("reports/<int:pk>/<str:slug>/<str:kind>/", views.report_drilldown, name="report-drilldown"),
+    path("words/", views.word_selection, name="words"),
     path("label/", views.label_home, name="label-home"),
     path("label/next/", views.label_next, name="label-next"),
     path("label/agreement/", views.label_agreement, name="label-agreement"),

@@ -304,3 +304,37 @@ def label_agreement(request: HttpRequest) -> HttpResponse:
         "concepts/label_agreement.html",
         {"rows": rows, "problems": problems, "annotators": annotators, "mean_alpha": mean_alpha, "rated": len(rated)},
     )
+
+
+@permission_required("concepts.view_selectedword")
+@require_http_methods(["GET", "POST"])
+def word_selection(request: HttpRequest) -> HttpResponse:
+    from django.core.paginator import Paginator
+
+    from concepts.selectors import bank_vocabulary, selected_words
+    from concepts.services import words_select
+
+    if request.method == "POST":
+        if not request.user.has_perm("concepts.add_selectedword"):
+            raise Http404
+        shown = request.POST.getlist("shown")
+        action = request.POST.get("action", "save")
+        ticked = shown if action == "select_all" else [] if action == "clear_all" else request.POST.getlist("words")
+        size = words_select(add=[w for w in ticked if w in shown], remove=[w for w in shown if w not in ticked], user=request.user)
+        messages.success(request, f"Saved: {size} words selected.")
+        return redirect(f"{reverse('concepts:words')}?{request.POST.get('query', '')}")
+    q = request.GET.get("q", "").strip().lower()
+    vocabulary = bank_vocabulary()
+    chosen = selected_words()
+    rows = [(w, c) for w, c in vocabulary if q in w] if q else vocabulary
+    if request.GET.get("only") == "selected":
+        rows = [(w, c) for w, c in rows if w in chosen]
+    page = Paginator(rows, 100).get_page(request.GET.get("page"))
+    query = request.GET.copy()
+    query.pop("page", None)
+    return render(
+        request,
+        "concepts/word_selection.html",
+        {"page": page, "chosen": chosen, "q": q, "vocabulary_size": len(vocabulary), "selected_size": len(chosen),
+         "query": query.urlencode(), "full_query": request.GET.urlencode()},
+    )

@@ -183,6 +183,10 @@ def _state_fingerprint(method: str, source: str, params: dict[str, Any]) -> tupl
     else:
         source_state = GroundTruthLabel.objects.aggregate(n=Count("id"), top=Max("id"))
     glove = os.getenv("GLOVE_PATH") if kind == "text" else None
+    if method.endswith("-selected"):
+        from concepts.models import SelectedWord
+
+        source_state = SelectedWord.objects.aggregate(n=Count("id"), top=Max("id"))
     raw = json.dumps([ALGORITHMS_VERSION, method, source, sorted(params.items()), problems_state, source_state, glove], default=str)
     return hashlib.sha256(raw.encode()).hexdigest(), extraction
 
@@ -241,7 +245,15 @@ def bank_data(*, source: str, extraction_run_id: int | None = None, with_texts: 
         if pid in row:
             sets[row[pid]].append(index[slug])
     texts = list(Problem.objects.order_by("id").values_list("text", flat=True)) if with_texts else []
-    return ids, slugs, BankData(concept_sets=sets, n_concepts=len(slugs), texts=texts, glove_path=os.getenv("GLOVE_PATH") or None)
+    from concepts.selectors import selected_words
+
+    return ids, slugs, BankData(
+        concept_sets=sets,
+        n_concepts=len(slugs),
+        texts=texts,
+        glove_path=os.getenv("GLOVE_PATH") or None,
+        selected_words=selected_words() if with_texts else None,
+    )
 
 
 def embedding_run_execute(*, run_id: int) -> None:

