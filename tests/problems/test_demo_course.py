@@ -70,3 +70,6 @@ def test_the_demo_has_judged_triplets_within_modules_and_two_annotators(demo_cou
     assert all(v.voter_id != v.triplet.proposed_by_id for v in TripletVote.objects.select_related("triplet"))
     assert LabelSet.objects.filter(annotator__username="ta2").count() == 80
     assert LabelSet.objects.filter(annotator__username="ta").count() == len(demo_records())
+    from concepts.models import SelectedWord
+
+    assert SelectedWord.objects.filter(selected_by__username="ta").count() == 240
