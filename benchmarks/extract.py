@@ -131,15 +131,10 @@ def bench_extraction(rules: list[Rule], texts: list[str], re_sample: int) -> Non
 
 
 def bench_preview(database_url: str, problems: int, requests: int, seed: int, keep: bool) -> None:
-    import psycopg2
+    from benchmarks.bench_db import db_create, db_drop
 
-    p = urlparse(database_url)
-    name = p.path.lstrip("/")
-    admin = psycopg2.connect(host=p.hostname, port=p.port or 5432, user=p.username or "postgres", dbname="postgres")
-    admin.autocommit = True
-    with admin.cursor() as cur:
-        cur.execute(f'DROP DATABASE IF EXISTS "{name}"')
-        cur.execute(f'CREATE DATABASE "{name}"')
+    name = urlparse(database_url).path.lstrip("/")
+    db_create(database_url, name)
     os.environ["DATABASE_URL"] = database_url
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "prob2vec_site.settings")
     import django
@@ -210,8 +205,7 @@ def bench_preview(database_url: str, problems: int, requests: int, seed: int, ke
     finally:
         django.db.connections.close_all()
         if not keep:
-            with admin.cursor() as cur:
-                cur.execute(f'DROP DATABASE IF EXISTS "{name}"')
+            db_drop(database_url, name)
 
 
 def main() -> None:

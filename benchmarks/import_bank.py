@@ -40,6 +40,8 @@ DATA_DIR = Path(__file__).resolve().parents[2] / "shared" / "data"
 DEFAULT_URL = "postgres://postgres@127.0.0.1:5432/prob2vec_bench"
 
 sys.path.insert(0, str(ROOT))
+
+from benchmarks.bench_db import db_create, db_drop  # noqa: E402
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "prob2vec_site.settings")
 
 
@@ -63,37 +65,6 @@ def db_name_of(url: str) -> str:
     if not name:
         sys.exit(f"--database-url names no database: {url}")
     return name
-
-
-def admin_connect(url: str):
-    import psycopg2
-
-    p = urlparse(url)
-    conn = psycopg2.connect(
-        host=p.hostname or "127.0.0.1", port=p.port or 5432, user=p.username or "postgres",
-        password=p.password, dbname="postgres",
-    )
-    conn.autocommit = True
-    return conn
-
-
-def db_recreate(url: str, name: str) -> None:
-    from psycopg2 import sql
-
-    conn = admin_connect(url)
-    with conn.cursor() as cur:
-        cur.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name)))
-        cur.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
-    conn.close()
-
-
-def db_drop(url: str, name: str) -> None:
-    from psycopg2 import sql
-
-    conn = admin_connect(url)
-    with conn.cursor() as cur:
-        cur.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name)))
-    conn.close()
 
 
 def amplified(data: bytes, repeat: int) -> bytes:
@@ -126,7 +97,7 @@ def main() -> int:
 
     collections = [(path.parent.name, amplified(path.read_bytes(), args.repeat)) for path in files]
 
-    db_recreate(args.database_url, name)
+    db_create(args.database_url, name)
     os.environ["DATABASE_URL"] = args.database_url
     import django
 

@@ -46,6 +46,8 @@ ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_URL = "postgres://postgres@127.0.0.1:5432/prob2vec_bench_list"
 
 sys.path.insert(0, str(ROOT))
+
+from benchmarks.bench_db import db_create, db_drop, db_exists  # noqa: E402
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "prob2vec_site.settings")
 
 COLLECTIONS = [("course-bank", 40), ("textbook-a", 25), ("textbook-b", 20), ("exams", 10), ("contest", 5)]
@@ -76,47 +78,6 @@ def parse_args() -> argparse.Namespace:
 
 
 # --- database life cycle (psycopg2, outside Django) -------------------------------------------------
-
-
-def admin_connect(url: str):
-    import psycopg2
-
-    p = urlparse(url)
-    conn = psycopg2.connect(
-        host=p.hostname or "127.0.0.1", port=p.port or 5432, user=p.username or "postgres",
-        password=p.password, dbname="postgres",
-    )
-    conn.autocommit = True
-    return conn
-
-
-def db_exists(url: str, name: str) -> bool:
-    conn = admin_connect(url)
-    with conn.cursor() as cur:
-        cur.execute("SELECT 1 FROM pg_database WHERE datname = %s", [name])
-        found = cur.fetchone() is not None
-    conn.close()
-    return found
-
-
-def db_create(url: str, name: str, drop_first: bool) -> None:
-    from psycopg2 import sql
-
-    conn = admin_connect(url)
-    with conn.cursor() as cur:
-        if drop_first:
-            cur.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name)))
-        cur.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
-    conn.close()
-
-
-def db_drop(url: str, name: str) -> None:
-    from psycopg2 import sql
-
-    conn = admin_connect(url)
-    with conn.cursor() as cur:
-        cur.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name)))
-    conn.close()
 
 
 # --- the generated bank ------------------------------------------------------------------------------
