@@ -72,6 +72,21 @@ class ConceptRuleVersion(models.Model):
         return f"{self.rule.concept.slug} v{self.number}"
 
 
+class JobMixin:
+    """Facts every background job row answers from its own fields (status, started_at, finished_at)."""
+
+    status: str
+
+    @property
+    def is_active(self) -> bool:
+        return self.status in ("pending", "running")
+
+    @property
+    def seconds(self) -> float | None:
+        started, finished = getattr(self, "started_at", None), getattr(self, "finished_at", None)
+        return (finished - started).total_seconds() if started and finished else None
+
+
 class JobStatus(models.TextChoices):
     PENDING = "pending", "queued"
     RUNNING = "running", "running"
@@ -79,7 +94,7 @@ class JobStatus(models.TextChoices):
     FAILED = "failed", "failed"
 
 
-class ExtractionRun(models.Model):
+class ExtractionRun(JobMixin, models.Model):
     """One application of every enabled rule to the whole bank."""
 
     status = models.CharField(max_length=10, choices=JobStatus.choices, default=JobStatus.PENDING, db_index=True)
@@ -101,16 +116,6 @@ class ExtractionRun(models.Model):
     def progress(self) -> float:
         return self.problems_done / self.problems_total if self.problems_total else (1.0 if self.status == JobStatus.DONE else 0.0)
 
-    @property
-    def is_active(self) -> bool:
-        return self.status in (JobStatus.PENDING, JobStatus.RUNNING)
-
-    @property
-    def seconds(self) -> float | None:
-        if self.started_at and self.finished_at:
-            return (self.finished_at - self.started_at).total_seconds()
-        return None
-
 
 class ExtractedConcept(models.Model):
     run = models.ForeignKey(ExtractionRun, on_delete=models.CASCADE, related_name="extracted")
@@ -123,7 +128,7 @@ class ExtractedConcept(models.Model):
         constraints = [models.UniqueConstraint(fields=["run", "problem", "concept"], name="extracted_unique")]
 
 
-class ExtractorReport(models.Model):
+class ExtractorReport(JobMixin, models.Model):
     """FP/FN rates of the rule extractor against ground-truth labels, per concept and averaged."""
 
     status = models.CharField(max_length=10, choices=JobStatus.choices, default=JobStatus.PENDING, db_index=True)
@@ -140,10 +145,6 @@ class ExtractorReport(models.Model):
 
     class Meta:
         ordering = ["-id"]
-
-    @property
-    def is_active(self) -> bool:
-        return self.status in (JobStatus.PENDING, JobStatus.RUNNING)
 
     def as_json(self) -> dict[str, object]:
         return {"problems": self.problems, "average": {"fp_rate": self.fp_rate, "fn_rate": self.fn_rate}, "concepts": self.concepts}

@@ -3,6 +3,8 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import models
 
+from concepts.models import JobMixin
+
 
 class TripletStatus(models.TextChoices):
     PROPOSED = "proposed", "proposed"
@@ -70,7 +72,7 @@ class ConceptSource(models.TextChoices):
     RULES = "rules", "rule extraction"
 
 
-class EmbeddingRun(models.Model):
+class EmbeddingRun(JobMixin, models.Model):
     """One embedding of the bank by one method. Vectors live here, in the database, never on a worker's disk."""
 
     method = models.CharField(max_length=40, db_index=True)
@@ -103,15 +105,6 @@ class EmbeddingRun(models.Model):
     def __str__(self) -> str:
         return f"{self.method}/{self.source} #{self.pk} ({self.status})"
 
-    @property
-    def is_active(self) -> bool:
-        return self.status in (RunStatus.PENDING, RunStatus.RUNNING)
-
-    @property
-    def seconds(self) -> float | None:
-        if self.started_at and self.finished_at:
-            return (self.finished_at - self.started_at).total_seconds()
-        return None
 
 
 class ActiveEmbedding(models.Model):

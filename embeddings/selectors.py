@@ -211,9 +211,12 @@ def problem_similar_list(problem: Any, k: int = 5, user: Any = None) -> tuple[Em
     where = np.nonzero(ids == problem.pk)[0]
     if not len(where):
         return run, []
-    visible = set(problem_visible_queryset(user).values_list("id", flat=True)) if user is not None else None
-    idx, scores = top_k(vectors, int(where[0]), min(len(ids) - 1, k * 4 if visible is not None else k))
-    chosen = [(int(i), float(s)) for i, s in zip(idx, scores) if visible is None or int(ids[i]) in visible][:k]
+    # Students see released problems only: take more candidates, then keep the visible ones among them.
+    idx, scores = top_k(vectors, int(where[0]), min(len(ids) - 1, k * 4 if user is not None else k))
+    if user is not None:
+        candidates = [int(ids[i]) for i in idx]
+        visible = set(problem_visible_queryset(user).filter(id__in=candidates).values_list("id", flat=True))
+    chosen = [(int(i), float(s)) for i, s in zip(idx, scores) if user is None or int(ids[i]) in visible][:k]
     from problems.models import Problem
 
     problems = Problem.objects.in_bulk([int(ids[i]) for i, _ in chosen])

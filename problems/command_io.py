@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Sequence
+from typing import Iterable, Sequence
 
 from django.core.management.base import BaseCommand, CommandError
 
@@ -15,6 +15,20 @@ def read_input(path: Path) -> bytes:
         return path.read_bytes()
     except OSError as exc:
         raise CommandError(f"cannot read {path}: {exc.strerror}") from exc
+
+
+def write_output(command: BaseCommand, target: str, lines: Iterable[str], what: str) -> None:
+    """Write export lines to the file `target`, or to standard output when it is "-"."""
+    if target == "-":
+        for line in lines:
+            command.stdout.write(line, ending="")
+        return
+    count = 0
+    with open(target, "w", encoding="utf-8", newline="") as out:
+        for line in lines:
+            out.write(line)
+            count += 1
+    command.stderr.write(f"wrote {count} {what} to {target}")
 
 
 def refuse_bad_lines(command: BaseCommand, path: Path, errors: Sequence[LineError], what: str = "nothing was imported") -> None:

@@ -60,7 +60,6 @@ def top_k(E: np.ndarray, i: int, k: int) -> tuple[np.ndarray, np.ndarray]:
         Their cosines with row ``i``.
     """
     u = normalize(np.asarray(E, dtype=np.float64))
-    n = u.shape[0]
     if k <= 0 or not u[i].any():
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64)
     scores = u @ u[i]

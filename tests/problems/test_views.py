@@ -216,7 +216,8 @@ def test_the_api_lists_visible_problems_only(client: Any, sam: Any, alice: Any, 
 def test_the_default_sort_follows_module_order_even_after_it_changes(
     client: Any, alice: Any, problem_factory: Any, module_factory: Any
 ) -> None:
-    late, early = module_factory("late module", 20), module_factory("early module", 3)
+    late = module_factory("late module", 20)
+    module_factory("early module", 3)
     problem_factory(title="In late", module="late module")
     problem_factory(title="In early", module="early module")
     problem_factory(title="No module", module="unset").__class__.objects.filter(title="No module").update(module=None)

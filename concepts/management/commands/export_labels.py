@@ -6,6 +6,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandParser
 
 from concepts.models import GroundTruthLabel
+from problems.command_io import write_output
 
 
 class Command(BaseCommand):
@@ -23,9 +24,4 @@ class Command(BaseCommand):
         for source_id, slug in rows.order_by("problem__source_id", "concept__slug"):
             labels.setdefault(source_id, []).append(slug)
         lines = [json.dumps({"id": sid, "concepts": slugs}) + "\n" for sid, slugs in labels.items()]
-        if options["file"] == "-":
-            self.stdout.write("".join(lines), ending="")
-        else:
-            with open(options["file"], "w", encoding="utf-8") as out:
-                out.writelines(lines)
-            self.stderr.write(f"wrote {len(lines)} label sets to {options['file']}")
+        write_output(self, options["file"], lines, "label sets")

@@ -6,6 +6,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandParser
 
 from embeddings.models import SimilarityTriplet, TripletStatus
+from problems.command_io import write_output
 
 
 class Command(BaseCommand):
@@ -24,9 +25,4 @@ class Command(BaseCommand):
             json.dumps({"anchor": t.anchor.source_id, "positive": t.positive.source_id, "negative": t.negative.source_id, "status": t.status}) + "\n"
             for t in qs.order_by("id")
         ]
-        if options["file"] == "-":
-            self.stdout.write("".join(lines), ending="")
-        else:
-            with open(options["file"], "w", encoding="utf-8") as out:
-                out.writelines(lines)
-            self.stderr.write(f"wrote {len(lines)} triplets to {options['file']}")
+        write_output(self, options["file"], lines, "triplets")

@@ -5,6 +5,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandParser
 
 from problems.bank_io import dump_csv, dump_jsonl
+from problems.command_io import write_output
 from problems.models import Problem
 from problems.selectors import problem_records
 
@@ -23,13 +24,4 @@ class Command(BaseCommand):
             qs = qs.filter(collection=options["collection"])
         fmt = options["format"] or ("csv" if options["file"].endswith(".csv") else "jsonl")
         lines = dump_csv(problem_records(qs)) if fmt == "csv" else dump_jsonl(problem_records(qs))
-        if options["file"] == "-":
-            for line in lines:
-                self.stdout.write(line, ending="")
-            return
-        count = 0
-        with open(options["file"], "w", encoding="utf-8", newline="") as out:
-            for line in lines:
-                out.write(line)
-                count += 1
-        self.stderr.write(f"wrote {options['file']}")
+        write_output(self, options["file"], lines, "problems")
