@@ -45,3 +45,22 @@ class RulePreviewForm(forms.Form):
 
 class ReportForm(forms.Form):
     collection = forms.CharField(required=False, max_length=100)
+
+
+class NeuralExperimentForm(forms.Form):
+    """Start an experiment; concept choices are the concepts that have expert labels (with their counts)."""
+
+    concepts = forms.MultipleChoiceField(widget=forms.CheckboxSelectMultiple, help_text="Concepts to study (labelled positives in brackets).")
+    schemes = forms.MultipleChoiceField(widget=forms.CheckboxSelectMultiple)
+    rounds = forms.IntegerField(min_value=1, max_value=1000, initial=100, help_text="Random train/test splits per concept and scheme.")
+    seed = forms.IntegerField(initial=0)
+    suggest = forms.BooleanField(required=False, initial=True, label="Suggest labels with each concept's best extractor")
+
+    def __init__(self, *args: Any, positive_counts: list[tuple[str, int]], **kwargs: Any) -> None:
+        from concepts.neural.schemes import SCHEMES
+
+        super().__init__(*args, **kwargs)
+        self.fields["concepts"].choices = [(slug, f"{slug} ({n})") for slug, n in positive_counts if n >= 2]
+        self.fields["concepts"].initial = [slug for slug, n in positive_counts[:5] if n >= 2]
+        self.fields["schemes"].choices = [(key, s.label) for key, s in SCHEMES.items()]
+        self.fields["schemes"].initial = list(SCHEMES)

@@ -92,6 +92,7 @@ class JobStatus(models.TextChoices):
     RUNNING = "running", "running"
     DONE = "done", "done"
     FAILED = "failed", "failed"
+    CANCELLED = "cancelled", "cancelled"
 
 
 class ExtractionRun(JobMixin, models.Model):
@@ -191,3 +192,50 @@ class SelectedWord(models.Model):
 
     def __str__(self) -> str:
         return self.word
+
+
+class NeuralExperiment(JobMixin, models.Model):
+    """The paper's Table 3 on this bank: R rounds per concept and scheme, then label suggestions."""
+
+    status = models.CharField(max_length=10, choices=JobStatus.choices, default=JobStatus.PENDING, db_index=True)
+    concepts = models.JSONField(default=list, help_text="Concept slugs, in table order.")
+    schemes = models.JSONField(default=list, help_text="Scheme keys (concepts.neural.schemes.SCHEMES), in table order.")
+    rounds = models.PositiveIntegerField(default=100)
+    seed = models.IntegerField(default=0)
+    params = models.JSONField(default=dict, blank=True, help_text="Training overrides: epochs, pretrain_epochs, lr, word_dim, ...")
+    suggest = models.BooleanField(default=True, help_text="Train each concept's best scheme on every label and suggest labels.")
+    progress = models.FloatField(default=0.0)
+    results = models.JSONField(default=dict, blank=True, help_text="run_experiment's table (README: nn_extractor_experiment --json).")
+    error = models.TextField(blank=True)
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-id"]
+
+    def __str__(self) -> str:
+        return f"neural experiment #{self.pk} ({self.status})"
+
+
+class NeuralSuggestion(models.Model):
+    """What an experiment's best extractor says about one problem and concept, where it has something to say:
+    it finds the concept, or the labels or the rules do."""
+
+    experiment = models.ForeignKey(NeuralExperiment, on_delete=models.CASCADE, related_name="suggestions")
+    problem = models.ForeignKey("problems.Problem", on_delete=models.CASCADE, related_name="+")
+    concept = models.ForeignKey(Concept, on_delete=models.CASCADE, related_name="+")
+    scheme = models.CharField(max_length=60)
+    probability = models.FloatField()
+    predicted = models.BooleanField(help_text="The extractor finds the concept (probability >= threshold).")
+    in_labels = models.BooleanField(null=True, help_text="The expert labels have the concept; null: the problem is unlabelled.")
+    in_rules = models.BooleanField(help_text="The latest extraction run found the concept.")
+
+    class Meta:
+        ordering = ["problem_id", "concept__slug"]
+        constraints = [models.UniqueConstraint(fields=["experiment", "problem", "concept"], name="neural_suggestion_unique")]
+
+    @property
+    def disagrees(self) -> bool:
+        return (self.in_labels is not None and self.predicted != self.in_labels) or self.predicted != self.in_rules

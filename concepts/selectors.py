@@ -243,6 +243,7 @@ LABEL_QUEUES = {
     "unlabelled": "Unlabelled",
     "disagreement": "Annotators disagree",
     "rules": "Rules and labels disagree",
+    "neural": "Neural extractor suggests or disagrees",
 }
 
 
@@ -285,6 +286,9 @@ def label_queue_ids(*, queue: str, user: Any) -> list[int]:
             truth.setdefault(pid, set()).add(cid)
         differ = {pid for pid in truth if extracted.get(pid, set()) != truth[pid]}
         return [pid for pid in problems.filter(id__in=differ).values_list("id", flat=True)]
+    if queue == "neural":
+        wanted = neural_queue_ids()
+        return [pid for pid in problems.filter(id__in=wanted).values_list("id", flat=True)]
     raise Http404("No such queue")
 
 
@@ -297,6 +301,7 @@ class LabelPage:
     mine: list[str]
     truth: list[str]
     suggestions: list[str]  # from the rule extractor, not yet in my labels
+    neural: list[tuple[str, float]]  # (slug, probability) from the latest neural experiment, not yet in my labels
     others: dict[str, list[str]]  # annotator username -> slugs (shown to head TAs only)
     resolution: list[str] | None
 
@@ -320,6 +325,7 @@ def label_page(*, problem: Problem, user: Any, show_others: bool) -> LabelPage:
         mine=mine,
         truth=truth,
         suggestions=suggested,
+        neural=[(slug, p) for slug, p in neural_for_problem(problem) if slug not in mine],
         others=others,
         resolution=sorted(resolution.concepts.values_list("slug", flat=True)) if resolution else None,
     )
@@ -368,3 +374,86 @@ def selected_words() -> set[str]:
     from concepts.models import SelectedWord
 
     return set(SelectedWord.objects.values_list("word", flat=True))
+
+
+# --- the neural extractor -------------------------------------------------------------------------
+
+
+def neural_experiment_get(pk: int) -> Any:
+    from concepts.models import NeuralExperiment
+
+    experiment = NeuralExperiment.objects.select_related("created_by").filter(pk=pk).first()
+    if experiment is None:
+        raise Http404("No such experiment")
+    return experiment
+
+
+def neural_experiment_latest_done() -> Any:
+    from concepts.models import JobStatus, NeuralExperiment
+
+    return NeuralExperiment.objects.filter(status=JobStatus.DONE, suggest=True).order_by("-id").first()
+
+
+def concept_positive_counts() -> list[tuple[str, int]]:
+    """(slug, labelled problems that have it) for every concept with a label, most labelled first."""
+    rows = GroundTruthLabel.objects.values_list("concept__slug").annotate(n=Count("problem", distinct=True))
+    return sorted(rows, key=lambda r: (-r[1], r[0]))
+
+
+def neural_suggestion_lists(experiment: Any, limit: int = 200) -> dict[str, Any]:
+    """An experiment's suggestions for unlabelled problems, and the problems where its extractors
+    disagree with the labels or the rules (extractor's confidence first)."""
+    from django.db.models import F, Q
+
+    qs = experiment.suggestions.select_related("problem", "concept")
+    unlabelled = qs.filter(in_labels__isnull=True, predicted=True).order_by("-probability")
+    disagree = qs.filter(
+        (Q(in_labels__isnull=False) & ~Q(predicted=F("in_labels"))) | ~Q(predicted=F("in_rules"))
+    ).order_by("-probability")
+    return {
+        "unlabelled": list(unlabelled[:limit]),
+        "unlabelled_count": unlabelled.count(),
+        "disagree": list(disagree[:limit]),
+        "disagree_count": disagree.count(),
+    }
+
+
+def neural_queue_ids() -> set[int]:
+    """Problems the latest experiment's extractors have something for a labeller about."""
+    experiment = neural_experiment_latest_done()
+    if experiment is None:
+        return set()
+    from django.db.models import F, Q
+
+    qs = experiment.suggestions.filter(
+        Q(in_labels__isnull=True, predicted=True)
+        | (Q(in_labels__isnull=False) & ~Q(predicted=F("in_labels")))
+        | ~Q(predicted=F("in_rules"))
+    )
+    return set(qs.values_list("problem_id", flat=True))
+
+
+def neural_for_problem(problem: Problem) -> list[tuple[str, float]]:
+    """(slug, probability) the latest experiment's extractors find in this problem."""
+    experiment = neural_experiment_latest_done()
+    if experiment is None:
+        return []
+    qs = experiment.suggestions.filter(problem=problem, predicted=True).order_by("-probability")
+    return list(qs.values_list("concept__slug", "probability"))
+
+
+def neural_results(experiment: Any) -> dict[str, Any]:
+    """An experiment's results with schemes and concepts in the order asked for (jsonb keeps no key order)."""
+    results = dict(experiment.results or {})
+    if not results:
+        return results
+    schemes = results.get("schemes", {})
+    concepts = [s for s in experiment.concepts if s in results.get("concepts", {})]
+    results["concepts"] = {s: results["concepts"][s] for s in concepts}
+    results["best"] = {s: results["best"][s] for s in concepts if s in results.get("best", {})}
+    results["schemes"] = {
+        key: {**schemes[key], "concepts": {s: schemes[key]["concepts"][s] for s in concepts}}
+        for key in experiment.schemes
+        if key in schemes
+    }
+    return results

@@ -25,9 +25,12 @@ from concepts.models import (
     JobStatus,
     LabelResolution,
     LabelSet,
+    NeuralExperiment,
+    NeuralSuggestion,
 )
 from concepts.tasks import extract_concepts as extract_concepts_task
 from concepts.tasks import extractor_report_build as extractor_report_build_task
+from concepts.tasks import nn_extractor_experiment as nn_extractor_experiment_task
 from problems.bank_io import LineError, iter_jsonl_objects
 from problems.models import Module, Problem
 
@@ -388,3 +391,174 @@ def words_select(*, add: list[str], remove: list[str], user: Any = None) -> int:
     SelectedWord.objects.filter(word__in=[w for w in remove if w not in add]).delete()
     SelectedWord.objects.bulk_create([SelectedWord(word=w[:100], selected_by=user) for w in set(add)], ignore_conflicts=True)
     return SelectedWord.objects.count()
+
+
+# --- the neural extractor (the paper's Table 3) ---------------------------------------------------
+
+NEURAL_PARAMS = {"epochs": int, "pretrain_epochs": int, "lr": float, "test_fraction": float, "transfer_sources": int, "min_count": int, "word_dim": int}
+MAX_ROUNDS = 1000
+
+
+class ExperimentInputError(ValueError):
+    """An experiment that cannot run as asked (unknown concept, too few labels): saved on the row, not retried."""
+
+
+class _Cancelled(Exception):
+    pass
+
+
+def neural_experiment_start(
+    *,
+    concepts: list[str],
+    schemes: list[str] | None = None,
+    rounds: int = 100,
+    seed: int = 0,
+    params: dict[str, Any] | None = None,
+    suggest: bool = True,
+    user: Any = None,
+) -> NeuralExperiment:
+    """Check the request and queue it; raises ExperimentInputError saying what is wrong."""
+    from concepts.neural.schemes import SCHEMES
+
+    schemes = list(schemes or SCHEMES)
+    if not concepts:
+        raise ExperimentInputError("choose at least one concept")
+    known = set(Concept.objects.filter(slug__in=concepts).values_list("slug", flat=True))
+    missing = [s for s in concepts if s not in known]
+    if missing:
+        raise ExperimentInputError(f"unknown concepts: {', '.join(missing)}")
+    bad = [s for s in schemes if s not in SCHEMES]
+    if bad:
+        raise ExperimentInputError(f"unknown schemes: {', '.join(bad)}; known: {', '.join(SCHEMES)}")
+    if not 1 <= rounds <= MAX_ROUNDS:
+        raise ExperimentInputError(f"rounds must be between 1 and {MAX_ROUNDS}, got {rounds}")
+    params = dict(params or {})
+    for name, value in params.items():
+        if name not in NEURAL_PARAMS:
+            raise ExperimentInputError(f"unknown parameter {name!r}; known: {', '.join(NEURAL_PARAMS)}")
+        try:
+            params[name] = NEURAL_PARAMS[name](value)
+        except (TypeError, ValueError):
+            raise ExperimentInputError(f"parameter {name!r} must be a number, got {value!r}") from None
+    counts = dict(
+        GroundTruthLabel.objects.filter(concept__slug__in=concepts).values_list("concept__slug").annotate(n=Count("problem", distinct=True))
+    )
+    labelled = GroundTruthLabel.objects.values("problem").distinct().count()
+    few = [f"{s} ({counts.get(s, 0)})" for s in concepts if counts.get(s, 0) < 2 or labelled - counts.get(s, 0) < 2]
+    if few:
+        raise ExperimentInputError(f"each concept needs at least 2 labelled positive and 2 negative problems: {', '.join(few)}")
+    experiment = NeuralExperiment.objects.create(
+        concepts=list(concepts), schemes=schemes, rounds=rounds, seed=seed, params=params, suggest=suggest, created_by=user
+    )
+    transaction.on_commit(lambda: nn_extractor_experiment_task.delay(experiment.id))
+    return experiment
+
+
+def neural_experiment_cancel(*, experiment: NeuralExperiment) -> bool:
+    """Cancel a queued or running experiment; a running one stops after its current concept and scheme."""
+    return bool(
+        NeuralExperiment.objects.filter(pk=experiment.pk, status__in=[JobStatus.PENDING, JobStatus.RUNNING]).update(
+            status=JobStatus.CANCELLED, finished_at=timezone.now()
+        )
+    )
+
+
+def neural_inputs(*, word_dim: int = 300, seed: int = 0) -> tuple[list[int], Any]:
+    """Problem ids (bank order) and the pure ExtractorInputs: tokens, expert labels, selected words, word vectors."""
+    import os
+
+    from concepts.neural.experiment import ExtractorInputs, word_vector_table
+    from concepts.selectors import selected_words
+    from embeddings.algorithms.text import tokenize
+
+    rows = list(Problem.objects.order_by("id").values_list("id", "text"))
+    if not rows:
+        raise ExperimentInputError("the bank has no problems")
+    labels: dict[int, set[str]] = {}
+    for pid, slug in GroundTruthLabel.objects.values_list("problem_id", "concept__slug"):
+        labels.setdefault(pid, set()).add(slug)
+    tokens = [tokenize(text) for _, text in rows]
+    vectors, dim, source = word_vector_table(tokens, os.getenv("GLOVE_PATH") or None, dim=word_dim, seed=seed)
+    inputs = ExtractorInputs(
+        token_lists=tokens,
+        labels=[frozenset(labels[pid]) if pid in labels else None for pid, _ in rows],
+        word_vectors=vectors,
+        dim=dim,
+        selected_words=frozenset(selected_words()),
+        word_vectors_source=source,
+    )
+    return [pid for pid, _ in rows], inputs
+
+
+def _suggestion_rows(experiment: NeuralExperiment, ids: list[int], inputs: Any, probabilities: dict[str, Any], threshold: float) -> list[NeuralSuggestion]:
+    concept_ids = dict(Concept.objects.filter(slug__in=probabilities).values_list("slug", "id"))
+    run = ExtractionRun.objects.filter(status=JobStatus.DONE).order_by("-id").first()
+    by_rules: set[tuple[int, str]] = set()
+    if run is not None:
+        by_rules = set(ExtractedConcept.objects.filter(run=run, concept__slug__in=probabilities).values_list("problem_id", "concept__slug"))
+    rows = []
+    for slug, p in probabilities.items():
+        best = experiment.results["best"][slug]
+        for row, pid in enumerate(ids):
+            labels = inputs.labels[row]
+            predicted = bool(p[row] >= threshold)
+            in_labels = None if labels is None else slug in labels
+            in_rules = (pid, slug) in by_rules
+            if predicted or in_labels or in_rules:
+                rows.append(
+                    NeuralSuggestion(
+                        experiment=experiment, problem_id=pid, concept_id=concept_ids[slug], scheme=best,
+                        probability=float(p[row]), predicted=predicted, in_labels=in_labels, in_rules=in_rules,
+                    )
+                )
+    return rows
+
+
+def neural_experiment_execute(*, experiment_id: int) -> None:
+    """Run the rounds, store the table, then (if asked) the best extractor's suggestions. Claimed once."""
+    from concepts.neural.experiment import TrainConfig, fit_extractor, run_experiment
+
+    claimed = NeuralExperiment.objects.filter(id=experiment_id, status=JobStatus.PENDING).update(
+        status=JobStatus.RUNNING, started_at=timezone.now()
+    )
+    if claimed != 1:
+        return
+    experiment = NeuralExperiment.objects.get(id=experiment_id)
+    params = dict(experiment.params)
+    word_dim = params.pop("word_dim", 300)
+    config = TrainConfig(**params)
+    share = 0.9 if experiment.suggest else 1.0
+
+    def report(fraction: float) -> None:
+        if not NeuralExperiment.objects.filter(id=experiment_id, status=JobStatus.RUNNING).update(progress=fraction):
+            raise _Cancelled()
+
+    started = time.monotonic()
+    try:
+        ids, inputs = neural_inputs(word_dim=word_dim, seed=experiment.seed)
+        report(0.02)
+        results = run_experiment(
+            inputs, experiment.concepts, experiment.schemes, experiment.rounds, experiment.seed, config,
+            on_progress=lambda f: report(0.02 + (share - 0.02) * f),
+        )
+        results["seconds"] = round(time.monotonic() - started, 2)
+        experiment.results = results
+        probabilities = {}
+        if experiment.suggest:
+            for i, slug in enumerate(experiment.concepts):
+                probabilities[slug] = fit_extractor(inputs, slug, results["best"][slug], experiment.seed, config)
+                report(share + (1 - share) * (i + 1) / len(experiment.concepts))
+        suggestions = _suggestion_rows(experiment, ids, inputs, probabilities, config.threshold)
+    except _Cancelled:
+        return
+    except ValueError as exc:  # too few labels, no selected words, a bad GloVe file: what the user must fix
+        NeuralExperiment.objects.filter(id=experiment_id).update(status=JobStatus.FAILED, error=str(exc), finished_at=timezone.now())
+        logger.warning("neural experiment %s failed: %s", experiment_id, exc)
+        return
+    with transaction.atomic():
+        if not NeuralExperiment.objects.filter(id=experiment_id, status=JobStatus.RUNNING).update(
+            status=JobStatus.DONE, progress=1.0, results=results, finished_at=timezone.now()
+        ):
+            return  # cancelled meanwhile: nothing of it is kept
+        NeuralSuggestion.objects.bulk_create(suggestions, batch_size=5000)
+    logger.info("Neural experiment %s: %d concepts x %d schemes x %d rounds [%.1fs]", experiment_id, len(experiment.concepts), len(experiment.schemes), experiment.rounds, time.monotonic() - started)

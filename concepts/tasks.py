@@ -17,3 +17,10 @@ def extractor_report_build(report_id: int) -> None:
     from concepts.services import extractor_report_compute
 
     extractor_report_compute(report_id=report_id)
+
+
+@shared_task(acks_late=True)
+def nn_extractor_experiment(experiment_id: int) -> None:
+    from concepts.services import neural_experiment_execute
+
+    neural_experiment_execute(experiment_id=experiment_id)

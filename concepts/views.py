@@ -338,3 +338,76 @@ def word_selection(request: HttpRequest) -> HttpResponse:
         {"page": page, "chosen": chosen, "q": q, "vocabulary_size": len(vocabulary), "selected_size": len(chosen),
          "query": query.urlencode(), "full_query": request.GET.urlencode()},
     )
+
+
+# --- the neural extractor (Table 3) ----------------------------------------------------------------
+
+
+@permission_required("concepts.view_neuralexperiment")
+@require_http_methods(["GET", "POST"])
+def neural_experiments(request: HttpRequest) -> HttpResponse:
+    from concepts.forms import NeuralExperimentForm
+    from concepts.models import NeuralExperiment
+    from concepts.selectors import concept_positive_counts
+    from concepts.services import ExperimentInputError, neural_experiment_start
+
+    form = NeuralExperimentForm(request.POST or None, positive_counts=concept_positive_counts())
+    if request.method == "POST":
+        if not request.user.has_perm("concepts.add_neuralexperiment"):
+            raise Http404
+        if form.is_valid():
+            data = form.cleaned_data
+            try:
+                experiment = neural_experiment_start(
+                    concepts=data["concepts"], schemes=data["schemes"], rounds=data["rounds"], seed=data["seed"],
+                    suggest=data["suggest"], user=request.user,
+                )
+            except ExperimentInputError as exc:
+                form.add_error(None, str(exc))
+            else:
+                return redirect("concepts:neural", pk=experiment.pk)
+    experiments = NeuralExperiment.objects.select_related("created_by")[:30]
+    return render(request, "concepts/neural_experiments.html", {"form": form, "experiments": experiments})
+
+
+def _neural_table(experiment: Any) -> dict[str, Any]:
+    """Rows of the Table 3 layout: one per scheme, FN/FP per concept, averages and reductions."""
+    from concepts.selectors import neural_results
+
+    results = neural_results(experiment)
+    slugs = list(results.get("concepts", {}))
+    rows = []
+    for key, row in results.get("schemes", {}).items():
+        rows.append({"key": key, **row, "cells": [row["concepts"][s] for s in slugs]})
+    best = results.get("best", {})
+    return {"slugs": slugs, "rows": rows, "best": best, "results": results}
+
+
+@permission_required("concepts.view_neuralexperiment")
+@require_GET
+def neural_experiment_detail(request: HttpRequest, pk: int) -> HttpResponse:
+    from concepts.selectors import neural_experiment_get, neural_suggestion_lists
+
+    experiment = neural_experiment_get(pk)
+    context: dict[str, Any] = {"run": experiment, "experiment": experiment}
+    if request.htmx and not experiment.is_active:
+        response = HttpResponse(status=204)
+        response["HX-Refresh"] = "true"  # finished while watched: show the table
+        return response
+    if request.htmx:
+        return render(request, "concepts/neural_experiment.html#run-status", context)
+    if experiment.status == "done":
+        context["table"] = _neural_table(experiment)
+        context["lists"] = neural_suggestion_lists(experiment)
+    return render(request, "concepts/neural_experiment.html", context)
+
+
+@permission_required("concepts.add_neuralexperiment")
+@require_POST
+def neural_experiment_cancel_view(request: HttpRequest, pk: int) -> HttpResponse:
+    from concepts.selectors import neural_experiment_get
+    from concepts.services import neural_experiment_cancel
+
+    if neural_experiment_cancel(experiment=neural_experiment_get(pk)):
+        messages.success(request, f"Experiment #{pk} cancelled.")
+    return redirect("concepts:neural", pk=pk)

@@ -47,6 +47,8 @@ _TA_PERMISSIONS = [
     "concepts.view_selectedword",
     "concepts.add_selectedword",
     "concepts.delete_selectedword",
+    "concepts.view_neuralexperiment",
+    "concepts.add_neuralexperiment",
 ]
 _HEAD_TA_PERMISSIONS = _TA_PERMISSIONS + [
     "concepts.add_concept",

@@ -24,6 +24,10 @@ PURE_MODULES = [
     "embeddings/algorithms/svd.py",
     "embeddings/algorithms/metrics.py",
     "embeddings/algorithms/text.py",
+    "concepts/neural/features.py",
+    "concepts/neural/network.py",
+    "concepts/neural/schemes.py",
+    "concepts/neural/experiment.py",
 ]
 FORBIDDEN = ("django", "rest_framework", "celery", "problems.models", "concepts.models", "embeddings.models")
 
