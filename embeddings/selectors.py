@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from django.db.models import QuerySet
+from django.db.models import Q, QuerySet
 from django.http import Http404
 
 from embeddings.algorithms.triplets import Tally, find_contradictions, tally
@@ -260,3 +260,88 @@ def concept_neighbours(slug: str, k: int = 10) -> tuple[EmbeddingRun | None, lis
     vectors = run_concept_vectors(run)
     idx, scores = nearest_concepts(vectors, run.concept_slugs.index(slug), k)
     return run, [(run.concept_slugs[int(i)], float(s)) for i, s in zip(idx, scores)]
+
+
+# --- practice: the recommender over the active embedding -----------------------------------------
+
+_PRACTICE_MEMO: dict[str, Any] = {}
+
+
+@dataclass
+class PracticeBank:
+    ids: np.ndarray  # problem ids, row order
+    row: dict[int, int]
+    bank: Any  # embeddings.algorithms.recommend.Bank
+    open_mask: np.ndarray  # released and in a module open for practice
+    run_id: int | None
+
+
+def practice_bank() -> PracticeBank:
+    """Every problem with its active-embedding vector and concepts; rebuilt when the embedding,
+    the labels or the bank change, else reused from process memory (a request reads it, never builds it twice)."""
+    from django.db.models import Count, Max
+
+    from concepts.models import GroundTruthLabel
+    from embeddings.algorithms.recommend import Bank
+    from embeddings.algorithms.similarity import normalize
+    from problems.models import Module, Problem
+
+    run = active_run()
+    state = (
+        run.pk if run else None,
+        Problem.objects.aggregate(n=Count("id"), last=Max("updated_at")),
+        GroundTruthLabel.objects.aggregate(n=Count("id"), top=Max("id")),
+        Module.objects.aggregate(last=Max("id"), open=Count("id", filter=Q(open_for_practice=True))),
+    )
+    key = repr(state)
+    if key in _PRACTICE_MEMO:
+        return _PRACTICE_MEMO[key]
+    rows = list(Problem.objects.order_by("module__order", "id").values_list("id", "title", "released", "module__open_for_practice"))
+    ids = np.array([r[0] for r in rows], dtype=np.int64)
+    row = {int(pid): i for i, pid in enumerate(ids)}
+    slugs: dict[str, int] = {}
+    sets: list[set[int]] = [set() for _ in rows]
+    for pid, slug in GroundTruthLabel.objects.values_list("problem_id", "concept__slug"):
+        if pid in row:
+            sets[row[pid]].add(slugs.setdefault(slug, len(slugs)))
+    dim = run.dim if run else 1
+    vectors = np.zeros((len(rows), max(dim, 1)), dtype=np.float64)
+    if run is not None:
+        run_ids, run_vectors = run_arrays(run)
+        for i, pid in enumerate(run_ids):
+            r = row.get(int(pid))
+            if r is not None:
+                vectors[r] = run_vectors[i]
+    names = [""] * len(slugs)
+    for slug, i in slugs.items():
+        names[i] = slug
+    bank = Bank(normalize(vectors), [frozenset(s) for s in sets], [r[1] for r in rows], names)
+    practice = PracticeBank(ids, row, bank, np.array([bool(r[2] and r[3]) for r in rows], dtype=bool), run.pk if run else None)
+    _PRACTICE_MEMO.clear()
+    _PRACTICE_MEMO[key] = practice
+    return practice
+
+
+def student_attempts(student: Any, practice: PracticeBank) -> list[Any]:
+    from embeddings.algorithms.recommend import Attempt as PureAttempt
+    from problems.models import Attempt
+
+    out = []
+    for pid, verdict, outcome in Attempt.objects.filter(student=student).order_by("created_at", "id").values_list("problem_id", "verdict", "outcome"):
+        if pid in practice.row:
+            out.append(PureAttempt(practice.row[pid], outcome, skipped=verdict == "skipped"))
+    return out
+
+
+def next_problem_for(student: Any, *, mode: str = "next", current_id: int | None = None) -> tuple[Any, Any] | None:
+    """(Problem, Recommendation) for a student, or None when no open problem is left."""
+    from embeddings.algorithms.recommend import recommend
+    from problems.models import Problem
+
+    practice = practice_bank()
+    attempts = student_attempts(student, practice)
+    current = practice.row.get(current_id) if current_id is not None else None
+    rec = recommend(practice.bank, attempts, practice.open_mask, mode=mode, current=current)
+    if rec is None:
+        return None
+    return Problem.objects.select_related("module").get(pk=int(practice.ids[rec.problem])), rec

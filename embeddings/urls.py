@@ -10,6 +10,7 @@ urlpatterns = [
     path("triplets/consensus/", views.triplet_consensus, name="triplet-consensus"),
     path("triplets/<int:pk>/", views.triplet_detail, name="triplet-detail"),
     path("triplets/<int:pk>/decide/", views.triplet_decide_view, name="triplet-decide"),
+    path("practice/", views.practice, name="practice"),
     path("lab/", views.lab_home, name="lab"),
     path("lab/runs/<int:pk>/", views.lab_run, name="lab-run"),
     path("lab/runs/<int:pk>/cancel/", views.lab_run_cancel, name="lab-run-cancel"),

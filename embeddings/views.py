@@ -243,3 +243,60 @@ def problem_similar(request: HttpRequest, pk: int) -> HttpResponse:
     run, similar = problem_similar_list(problem, k=5, user=request.user)
     template = "embeddings/_similar.html" if request.htmx else "embeddings/similar_page.html"
     return render(request, template, {"run": run, "similar": similar, "problem": problem, "show_why": is_course_staff(request.user)})
+
+
+# --- practice (students) -----------------------------------------------------------------------------
+
+PRACTICE_SESSION_KEY = "practice"
+
+
+def _offer(request: HttpRequest, *, mode: str = "next", current_id: int | None = None) -> dict[str, Any] | None:
+    """Choose a problem for the student and remember it (and why) in the session."""
+    from embeddings.selectors import next_problem_for
+
+    found = next_problem_for(request.user, mode=mode, current_id=current_id)
+    if found is None:
+        request.session.pop(PRACTICE_SESSION_KEY, None)
+        return None
+    problem, rec = found
+    offer = {"problem": problem.pk, "reason": rec.reason, "kind": rec.kind}
+    request.session[PRACTICE_SESSION_KEY] = offer
+    return offer
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def practice(request: HttpRequest) -> HttpResponse:
+    """The recommended problem; answer it, self-report, skip, or ask for a similar one."""
+    from problems.services import AttemptRejected, attempt_record
+
+    offer = request.session.get(PRACTICE_SESSION_KEY)
+    problem = None
+    if offer:
+        try:
+            problem = problem_get_for_user(request.user, offer["problem"])
+        except Http404:
+            offer = None
+    if request.method == "POST" and problem is not None:
+        actions = request.POST.getlist("action") or ["answer"]
+        action = actions[-1]  # the hidden default comes first; a clicked button's value after it
+        if action == "similar":
+            _offer(request, mode="similar", current_id=problem.pk) or _offer(request)
+            return redirect("embeddings:practice")
+        try:
+            attempt, check = attempt_record(
+                student=request.user, problem=problem, answer=request.POST.get("answer", "") if action == "answer" else "",
+                self_report=request.POST.get("report", ""), skip=action == "skip", because=offer["reason"],
+            )
+        except AttemptRejected as exc:
+            return render(request, "embeddings/practice.html", {"problem": problem, "offer": offer, "error": str(exc), "answer": request.POST.get("answer", "")}, status=400)
+        request.session.pop(PRACTICE_SESSION_KEY, None)
+        if action == "skip":
+            return redirect("embeddings:practice")
+        return render(request, "embeddings/practice.html", {"problem": problem, "offer": offer, "attempt": attempt, "check": check})
+    if problem is None:
+        offer = _offer(request)
+        if offer is None:
+            return render(request, "embeddings/practice.html", {"done": True})
+        problem = problem_get_for_user(request.user, offer["problem"])
+    return render(request, "embeddings/practice.html", {"problem": problem, "offer": offer})

@@ -278,3 +278,45 @@ def modules_upsert(*, rows: list[dict[str, Any]]) -> int:
             module.save(update_fields=["order", "description"])
             changed += 1
     return changed
+
+
+# --- practice ---------------------------------------------------------------------------------------
+
+
+class AttemptRejected(ValueError):
+    pass
+
+
+SELF_REPORTS = ("solved", "partly", "not_solved")
+
+
+def attempt_record(
+    *, student: Any, problem: Problem, answer: str = "", self_report: str = "", skip: bool = False, because: str = ""
+) -> tuple[Any, Any]:
+    """Store one attempt; returns (Attempt, AnswerCheck or None).
+
+    A typed answer is checked against the problem's answer where that answer can be checked; where
+    it cannot (free text, no answer stored), the student's self-report decides, and is required.
+    """
+    from problems.answers import check_answer
+    from problems.models import VERDICT_OUTCOME, Attempt
+
+    check = None
+    if skip:
+        verdict = "skipped"
+    elif answer.strip() and problem.answer.strip():
+        check = check_answer(answer, problem.answer)
+        verdict = check.verdict if check.verdict in ("correct", "incorrect") else ""
+        if not verdict:
+            if self_report not in SELF_REPORTS:
+                raise AttemptRejected("this answer cannot be checked automatically: compare it with the solution and say how you did")
+            verdict = self_report
+    elif self_report in SELF_REPORTS:
+        verdict = self_report
+    else:
+        raise AttemptRejected("type an answer, or say whether you solved the problem")
+    attempt = Attempt.objects.create(
+        student=student, problem=problem, verdict=verdict, outcome=VERDICT_OUTCOME[verdict], answer=answer.strip()[:2000],
+        recommended_because=because[:300],
+    )
+    return attempt, check

@@ -26,7 +26,7 @@ from problems.demo_course import (
     read_jsonl,
     read_tsv,
 )
-from problems.models import Problem
+from problems.models import Module, Problem
 from problems.services import modules_upsert, problems_import
 
 DECISIONS = {"accepted": "accept", "rejected": "reject", "swapped": "swap"}
@@ -41,6 +41,9 @@ class Command(BaseCommand):
     @transaction.atomic
     def handle(self, *args: Any, **options: Any) -> None:
         modules_upsert(rows=read_tsv("modules.tsv"))
+        if not Module.objects.filter(open_for_practice=True).exists():
+            # The demo instructor has opened the first six modules (a fresh course, once).
+            Module.objects.filter(order__lte=6).update(open_for_practice=True)
         concepts_upsert(rows=read_tsv("concepts.tsv"))
         records = []
         for path in bank_files():

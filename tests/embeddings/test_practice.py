@@ -1,0 +1,94 @@
+"""Students practise: the recommended problem, checked answers and self-reports, similar and skip."""
+
+from __future__ import annotations
+
+import io
+from typing import Any
+
+import pytest
+from django.core.management import call_command
+from django.urls import reverse
+
+from problems.models import Attempt, Module
+
+COUNTING, BINOMIAL, BAYES = ["nchoosek"], ["nchoosek", "binomial-distribution"], ["Bayes-formula", "conditional-probability"]
+
+
+@pytest.fixture
+def course(problem_factory: Any) -> dict[str, Any]:
+    made = {
+        "count1": problem_factory("Choose 2 of 5.", title="Count one", labels=COUNTING, answer="10"),
+        "count2": problem_factory("Choose 3 of 6.", title="Count two", labels=COUNTING, answer="20"),
+        "binom": problem_factory("Binomial: 2 heads in 4 tosses.", title="Binomial", labels=BINOMIAL, answer="6/16"),
+        "bayes": problem_factory("A test is 99% accurate.", title="Bayes", labels=BAYES, module="bayes", answer=""),
+        "hidden": problem_factory("Unreleased.", title="Draft", labels=COUNTING, released=False, answer="1"),
+        "closed": problem_factory("Closed module.", title="Closed", labels=COUNTING, module="later", answer="1"),
+    }
+    for pid in ("counting", "bayes"):
+        Module.objects.filter(name=pid).update(open_for_practice=True)
+    # Triplet-free course: prob2vec on the labels makes count1 ~ count2 ~ binom, far from bayes.
+    call_command("rebuild_embeddings", "--method", "prob2vec", stdout=io.StringIO())
+    return made
+
+
+def offered(client: Any) -> tuple[int, str]:
+    page = client.get(reverse("embeddings:practice"))
+    assert page.status_code == 200
+    html = page.content.decode()
+    pid = int(html.split('data-problem="')[1].split('"')[0])
+    reason = html.split('id="reason">')[1].split("</p>")[0]
+    return pid, reason
+
+
+@pytest.mark.django_db
+def test_a_wrong_answer_brings_a_similar_problem_and_a_right_one_a_new_concept(client: Any, sam: Any, course: dict[str, Any]) -> None:
+    client.force_login(sam)
+    first, reason = offered(client)
+    assert "first problem" in reason and first in (course["count1"].pk, course["count2"].pk)
+    feedback = client.post(reverse("embeddings:practice"), {"action": "answer", "answer": "7"}).content.decode()
+    assert "Not quite." in feedback and 'id="next-problem"' in feedback
+    assert Attempt.objects.get().verdict == "incorrect" and Attempt.objects.get().outcome == 0.0
+
+    second, reason = offered(client)
+    other = course["count2"].pk if first == course["count1"].pk else course["count1"].pk
+    assert second == other and "You did not solve" in reason and "same ideas" in reason
+    answer = "20" if second == course["count2"].pk else "10"
+    assert "Correct!" in client.post(reverse("embeddings:practice"), {"action": "answer", "answer": answer}).content.decode()
+
+    third, reason = offered(client)
+    assert third == course["binom"].pk and "You solved" in reason and "adds binomial-distribution" in reason
+    assert "Correct!" in client.post(reverse("embeddings:practice"), {"action": "answer", "answer": "0.375"}).content.decode()
+    fourth, _ = offered(client)
+    assert fourth in (first, course["bayes"].pk)  # never a solved problem, never a draft or a closed module
+
+
+@pytest.mark.django_db
+def test_self_reports_skip_and_similar(client: Any, sam: Any, course: dict[str, Any]) -> None:
+    client.force_login(sam)
+    first, _ = offered(client)
+    client.post(reverse("embeddings:practice"), {"action": "similar"})
+    similar, reason = offered(client)
+    assert similar != first and "Similar to" in reason
+    client.post(reverse("embeddings:practice"), {"action": "skip"})
+    assert Attempt.objects.get().verdict == "skipped"
+    after_skip, _ = offered(client)
+    assert after_skip != similar
+    # A problem without an answer asks for a self-report; an empty submission is refused, nothing stored.
+    session = client.session
+    session["practice"] = {"problem": course["bayes"].pk, "reason": "test", "kind": "start"}
+    session.save()
+    page = client.get(reverse("embeddings:practice")).content.decode()
+    assert "no answer to check" in page
+    refused = client.post(reverse("embeddings:practice"), {"action": "answer"})
+    assert refused.status_code == 400 and "say whether you solved" in refused.content.decode()
+    assert Attempt.objects.count() == 1
+    client.post(reverse("embeddings:practice"), {"action": "answer", "report": "partly"})
+    assert Attempt.objects.last().verdict == "partly" and Attempt.objects.last().outcome == 0.5
+
+
+@pytest.mark.django_db
+def test_nothing_left_and_anonymous_users(client: Any, sam: Any, problem_factory: Any) -> None:
+    assert client.get(reverse("embeddings:practice")).status_code == 302  # login first
+    client.force_login(sam)
+    problem_factory("Closed.", module="closed", labels=COUNTING)
+    assert "solved every problem open for practice" in client.get(reverse("embeddings:practice")).content.decode()
