@@ -49,8 +49,6 @@ class _Number:
 # Reading numbers
 # ---------------------------------------------------------------------------------------------
 
-_PLAIN_NUMBER = r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)"
-
 # Straight substitutions, applied in order before anything else.
 _REPLACEMENTS = [
     ("\u2212", "-"),  # unicode minus
@@ -110,8 +108,11 @@ def _power(match: re.Match[str]) -> str:
 
 def _frac(match: re.Match[str]) -> str:
     top, bottom = (match.group(1), match.group(2)) if match.group(1) is not None else (match.group(3), match.group(4))
-    if re.fullmatch(_PLAIN_NUMBER, top) and re.fullmatch(_PLAIN_NUMBER, bottom):
-        return f"{top}/{bottom}"
+    tops, bottoms = _scan(top), _scan(bottom)
+    if len(tops) == 1 and len(bottoms) == 1:  # a number over a number: evaluate, so fractions can nest
+        glued = match.start() > 0 and match.string[match.start() - 1].isdigit()  # 2\frac{1}{2} is two numbers
+        value = repr(tops[0].value / bottoms[0].value) if bottoms[0].value else "undefined"
+        return " " + value if glued else value
     return f"({top})/({bottom})"
 
 
@@ -253,7 +254,9 @@ def _check_text(given: str, expected: str) -> AnswerCheck:
         return AnswerCheck(CORRECT, expected, f"matches {shown}")
     if len(theirs) > SHORT_TEXT_WORDS:
         return AnswerCheck(UNCHECKED, expected, SELF_CHECK)
-    if mine and theirs[: len(mine)] == mine:  # "reject" for "Reject H0"
+    if not mine:
+        return AnswerCheck(INCORRECT, expected, f"no answer given; expected {shown}")
+    if theirs[: len(mine)] == mine:  # "reject" for "Reject H0"
         return AnswerCheck(CORRECT, expected, f"matches {shown}")
     return AnswerCheck(INCORRECT, expected, f"expected {shown}")
 
@@ -275,6 +278,4 @@ def check_answer(given: str, expected: str, rel_tol: float = 0.01, abs_tol: floa
         if not given.strip():
             return AnswerCheck(INCORRECT, expected, f"no answer given; expected {expected.strip()}")
         return _check_numbers(given, expected, wanted, rel_tol, abs_tol)
-    if not given.strip() and len(_normalise_text(expected)) <= SHORT_TEXT_WORDS:
-        return AnswerCheck(INCORRECT, expected, f"no answer given; expected {expected.strip()}")
     return _check_text(given, expected)
