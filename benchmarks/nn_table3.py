@@ -39,20 +39,19 @@ import torch  # noqa: E402
 from concepts.neural.experiment import ExtractorInputs, Features, TrainConfig, concept_data, run_experiment, scheme_rounds, word_vector_table  # noqa: E402
 from concepts.neural.schemes import SCHEMES  # noqa: E402
 from embeddings.algorithms.text import tokenize  # noqa: E402
-
-DEMO = ROOT / "problems" / "demo_course"
+from problems.demo_course import DEMO_DIR, bank_files  # noqa: E402
 
 
 def demo_inputs(dim: int) -> tuple[ExtractorInputs, float]:
     texts, labels = [], []
-    for path in sorted((DEMO / "bank").glob("*.jsonl")):
+    for path in bank_files():
         for line in path.read_text().splitlines():
             if line.strip():
                 row = json.loads(line)
                 texts.append(row["text"])
                 labels.append(frozenset(row.get("labels") or []))
     tokens = [tokenize(t) for t in texts]
-    words = frozenset(w.strip() for w in (DEMO / "selected_words.txt").read_text().split() if w.strip())
+    words = frozenset(w.strip() for w in (DEMO_DIR / "selected_words.txt").read_text().split() if w.strip())
     started = time.perf_counter()
     vectors, width, source = word_vector_table(tokens, os.getenv("GLOVE_PATH") or None, dim=dim)
     seconds = time.perf_counter() - started
@@ -81,9 +80,13 @@ def main() -> None:
     print(f"demo course: {len(inputs.token_lists)} problems, concepts {', '.join(f'{c} ({counts[c]})' for c in concepts)}")
     print(f"word vectors: {inputs.word_vectors_source}, dim {inputs.dim}, {glove_s:.1f} s; torch threads {torch.get_num_threads()}; {config}")
 
+    # run_experiment reports after each (concept, scheme), concept by concept: the gaps time each cell.
+    marks: list[float] = []
     started = time.perf_counter()
-    result = run_experiment(inputs, concepts, list(SCHEMES), args.rounds, args.seed, config, batched=True)
+    result = run_experiment(inputs, concepts, list(SCHEMES), args.rounds, args.seed, config, batched=True, on_progress=lambda _: marks.append(time.perf_counter()))
     batched_s = time.perf_counter() - started
+    gaps = [b - a for a, b in zip([started] + marks, marks)]
+    batched_by_scheme = {key: sum(gaps[c * len(SCHEMES) + k] for c in range(len(concepts))) for k, key in enumerate(SCHEMES)}
     trainings = len(concepts) * len(SCHEMES) * args.rounds
     print(f"\nTable 3 on the demo course ({args.rounds} rounds; cells FN / FP, mean over rounds; Δ = reduction against down-sampling)")
     print(f"{'scheme':<52}" + "".join(f"{c[:17]:>18}" for c in concepts) + f"{'FN':>8}{'FP':>8}{'ΔFN':>8}{'ΔFP':>8}")
@@ -95,10 +98,13 @@ def main() -> None:
     sample = min(args.sequential_rounds, args.rounds)
     features = Features(inputs, config.min_count)
     data = concept_data(inputs, concepts, config.transfer_sources)
+    sequential_by_scheme = dict.fromkeys(SCHEMES, 0.0)
     started = time.perf_counter()
     for concept in data:
-        for scheme in SCHEMES.values():
+        for key, scheme in SCHEMES.items():
+            cell = time.perf_counter()
             scheme_rounds(inputs, features, concept, scheme, sample, args.seed, config, batched=False)
+            sequential_by_scheme[key] += time.perf_counter() - cell
     sequential_sample_s = time.perf_counter() - started
     sequential_s = sequential_sample_s * args.rounds / sample
     how = "measured" if sample == args.rounds else f"extrapolated from {sample} rounds ({sequential_sample_s:.1f} s) x {args.rounds / sample:g}"
@@ -106,6 +112,11 @@ def main() -> None:
     print(f"  rounds batched together: {batched_s:8.1f} s  ({batched_s / 60:.1f} min; target < 10 min on 2 cores)")
     print(f"  one round at a time:     {sequential_s:8.1f} s  ({how})")
     print(f"  speed-up:                {sequential_s / batched_s:8.1f}x")
+    print("\nper scheme, ms per round (5 concepts): batched / one at a time / speed-up")
+    for key in SCHEMES:
+        together = 1000 * batched_by_scheme[key] / (args.rounds * len(concepts))
+        alone = 1000 * sequential_by_scheme[key] / (sample * len(concepts))
+        print(f"  {key:<40}{together:8.1f}{alone:8.1f}{alone / together:7.1f}x")
 
 
 if __name__ == "__main__":

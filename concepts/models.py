@@ -72,21 +72,6 @@ class ConceptRuleVersion(models.Model):
         return f"{self.rule.concept.slug} v{self.number}"
 
 
-class JobMixin:
-    """Facts every background job row answers from its own fields (status, started_at, finished_at)."""
-
-    status: str
-
-    @property
-    def is_active(self) -> bool:
-        return self.status in ("pending", "running")
-
-    @property
-    def seconds(self) -> float | None:
-        started, finished = getattr(self, "started_at", None), getattr(self, "finished_at", None)
-        return (finished - started).total_seconds() if started and finished else None
-
-
 class JobStatus(models.TextChoices):
     PENDING = "pending", "queued"
     RUNNING = "running", "running"
@@ -95,15 +80,10 @@ class JobStatus(models.TextChoices):
     CANCELLED = "cancelled", "cancelled"
 
 
-class ExtractionRun(JobMixin, models.Model):
-    """One application of every enabled rule to the whole bank."""
+class BackgroundJob(models.Model):
+    """The fields and facts every background job row shares (extraction runs, reports, experiments, embedding runs)."""
 
     status = models.CharField(max_length=10, choices=JobStatus.choices, default=JobStatus.PENDING, db_index=True)
-    fingerprint = models.CharField(max_length=64, db_index=True, help_text="Hash of the rule versions and problems used.")
-    rule_versions = models.JSONField(default=dict, help_text="slug -> rule version number used.")
-    problems_total = models.PositiveIntegerField(default=0)
-    problems_done = models.PositiveIntegerField(default=0)
-    concepts_found = models.PositiveIntegerField(default=0)
     error = models.TextField(blank=True)
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     created_at = models.DateTimeField(auto_now_add=True)
@@ -111,7 +91,27 @@ class ExtractionRun(JobMixin, models.Model):
     finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
+        abstract = True
         ordering = ["-id"]
+
+    @property
+    def is_active(self) -> bool:
+        return self.status in (JobStatus.PENDING, JobStatus.RUNNING)
+
+    @property
+    def seconds(self) -> float | None:
+        started, finished = self.started_at, self.finished_at
+        return (finished - started).total_seconds() if started and finished else None
+
+
+class ExtractionRun(BackgroundJob):
+    """One application of every enabled rule to the whole bank."""
+
+    fingerprint = models.CharField(max_length=64, db_index=True, help_text="Hash of the rule versions and problems used.")
+    rule_versions = models.JSONField(default=dict, help_text="slug -> rule version number used.")
+    problems_total = models.PositiveIntegerField(default=0)
+    problems_done = models.PositiveIntegerField(default=0)
+    concepts_found = models.PositiveIntegerField(default=0)
 
     @property
     def progress(self) -> float:
@@ -129,23 +129,15 @@ class ExtractedConcept(models.Model):
         constraints = [models.UniqueConstraint(fields=["run", "problem", "concept"], name="extracted_unique")]
 
 
-class ExtractorReport(JobMixin, models.Model):
+class ExtractorReport(BackgroundJob):
     """FP/FN rates of the rule extractor against ground-truth labels, per concept and averaged."""
 
-    status = models.CharField(max_length=10, choices=JobStatus.choices, default=JobStatus.PENDING, db_index=True)
     collection = models.CharField(max_length=100, blank=True, help_text="Empty: every labelled problem.")
     rule_versions = models.JSONField(default=dict)
     problems = models.PositiveIntegerField(default=0)
     fp_rate = models.FloatField(null=True, blank=True)
     fn_rate = models.FloatField(null=True, blank=True)
     concepts = models.JSONField(default=dict, help_text="slug -> {tp, fp, fn, tn, fp_rate, fn_rate}")
-    error = models.TextField(blank=True)
-    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
-    created_at = models.DateTimeField(auto_now_add=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
-
-    class Meta:
-        ordering = ["-id"]
 
     def as_json(self) -> dict[str, object]:
         return {"problems": self.problems, "average": {"fp_rate": self.fp_rate, "fn_rate": self.fn_rate}, "concepts": self.concepts}
@@ -194,10 +186,9 @@ class SelectedWord(models.Model):
         return self.word
 
 
-class NeuralExperiment(JobMixin, models.Model):
+class NeuralExperiment(BackgroundJob):
     """The paper's Table 3 on this bank: R rounds per concept and scheme, then label suggestions."""
 
-    status = models.CharField(max_length=10, choices=JobStatus.choices, default=JobStatus.PENDING, db_index=True)
     concepts = models.JSONField(default=list, help_text="Concept slugs, in table order.")
     schemes = models.JSONField(default=list, help_text="Scheme keys (concepts.neural.schemes.SCHEMES), in table order.")
     rounds = models.PositiveIntegerField(default=100)
@@ -206,14 +197,6 @@ class NeuralExperiment(JobMixin, models.Model):
     suggest = models.BooleanField(default=True, help_text="Train each concept's best scheme on every label and suggest labels.")
     progress = models.FloatField(default=0.0)
     results = models.JSONField(default=dict, blank=True, help_text="run_experiment's table (README: nn_extractor_experiment --json).")
-    error = models.TextField(blank=True)
-    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
-    created_at = models.DateTimeField(auto_now_add=True)
-    started_at = models.DateTimeField(null=True, blank=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
-
-    class Meta:
-        ordering = ["-id"]
 
     def __str__(self) -> str:
         return f"neural experiment #{self.pk} ({self.status})"

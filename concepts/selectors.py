@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from django.core.cache import cache
-from django.db.models import Count, Max, QuerySet
+from django.db.models import Count, F, Max, Q, QuerySet
 from django.http import Http404
 
 from concepts import extraction
@@ -378,6 +378,10 @@ def selected_words() -> set[str]:
 
 # --- the neural extractor -------------------------------------------------------------------------
 
+# NeuralSuggestion rows worth a labeller's look (NeuralSuggestion.disagrees is DISAGREES for one row).
+SUGGESTS_FOR_UNLABELLED = Q(in_labels__isnull=True, predicted=True)
+DISAGREES = (Q(in_labels__isnull=False) & ~Q(predicted=F("in_labels"))) | ~Q(predicted=F("in_rules"))
+
 
 def neural_experiment_get(pk: int) -> Any:
     from concepts.models import NeuralExperiment
@@ -403,13 +407,9 @@ def concept_positive_counts() -> list[tuple[str, int]]:
 def neural_suggestion_lists(experiment: Any, limit: int = 200) -> dict[str, Any]:
     """An experiment's suggestions for unlabelled problems, and the problems where its extractors
     disagree with the labels or the rules (extractor's confidence first)."""
-    from django.db.models import F, Q
-
     qs = experiment.suggestions.select_related("problem", "concept")
-    unlabelled = qs.filter(in_labels__isnull=True, predicted=True).order_by("-probability")
-    disagree = qs.filter(
-        (Q(in_labels__isnull=False) & ~Q(predicted=F("in_labels"))) | ~Q(predicted=F("in_rules"))
-    ).order_by("-probability")
+    unlabelled = qs.filter(SUGGESTS_FOR_UNLABELLED).order_by("-probability")
+    disagree = qs.filter(DISAGREES).order_by("-probability")
     return {
         "unlabelled": list(unlabelled[:limit]),
         "unlabelled_count": unlabelled.count(),
@@ -423,14 +423,7 @@ def neural_queue_ids() -> set[int]:
     experiment = neural_experiment_latest_done()
     if experiment is None:
         return set()
-    from django.db.models import F, Q
-
-    qs = experiment.suggestions.filter(
-        Q(in_labels__isnull=True, predicted=True)
-        | (Q(in_labels__isnull=False) & ~Q(predicted=F("in_labels")))
-        | ~Q(predicted=F("in_rules"))
-    )
-    return set(qs.values_list("problem_id", flat=True))
+    return set(experiment.suggestions.filter(SUGGESTS_FOR_UNLABELLED | DISAGREES).values_list("problem_id", flat=True))
 
 
 def neural_for_problem(problem: Problem) -> list[tuple[str, float]]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import os
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -251,7 +252,7 @@ def extractor_report_compute(*, report_id: int) -> ExtractorReport | None:
     """FP/FN of the current rules against ground-truth labels; saved on the report row."""
     from concepts.selectors import labelled_problems, rules_enabled
 
-    claimed = ExtractorReport.objects.filter(id=report_id, status=JobStatus.PENDING).update(status=JobStatus.RUNNING)
+    claimed = ExtractorReport.objects.filter(id=report_id, status=JobStatus.PENDING).update(status=JobStatus.RUNNING, started_at=timezone.now())
     if claimed != 1:
         return None
     report = ExtractorReport.objects.get(id=report_id)
@@ -465,8 +466,6 @@ def neural_experiment_cancel(*, experiment: NeuralExperiment) -> bool:
 
 def neural_inputs(*, word_dim: int = 300, seed: int = 0) -> tuple[list[int], Any]:
     """Problem ids (bank order) and the pure ExtractorInputs: tokens, expert labels, selected words, word vectors."""
-    import os
-
     from concepts.neural.experiment import ExtractorInputs, word_vector_table
     from concepts.selectors import selected_words
     from embeddings.algorithms.text import tokenize
@@ -490,7 +489,9 @@ def neural_inputs(*, word_dim: int = 300, seed: int = 0) -> tuple[list[int], Any
     return [pid for pid, _ in rows], inputs
 
 
-def _suggestion_rows(experiment: NeuralExperiment, ids: list[int], inputs: Any, probabilities: dict[str, Any], threshold: float) -> list[NeuralSuggestion]:
+def _suggestion_rows(
+    experiment: NeuralExperiment, ids: list[int], inputs: Any, probabilities: dict[str, Any], best: dict[str, str], threshold: float
+) -> list[NeuralSuggestion]:
     concept_ids = dict(Concept.objects.filter(slug__in=probabilities).values_list("slug", "id"))
     run = ExtractionRun.objects.filter(status=JobStatus.DONE).order_by("-id").first()
     by_rules: set[tuple[int, str]] = set()
@@ -498,7 +499,6 @@ def _suggestion_rows(experiment: NeuralExperiment, ids: list[int], inputs: Any, 
         by_rules = set(ExtractedConcept.objects.filter(run=run, concept__slug__in=probabilities).values_list("problem_id", "concept__slug"))
     rows = []
     for slug, p in probabilities.items():
-        best = experiment.results["best"][slug]
         for row, pid in enumerate(ids):
             labels = inputs.labels[row]
             predicted = bool(p[row] >= threshold)
@@ -507,7 +507,7 @@ def _suggestion_rows(experiment: NeuralExperiment, ids: list[int], inputs: Any, 
             if predicted or in_labels or in_rules:
                 rows.append(
                     NeuralSuggestion(
-                        experiment=experiment, problem_id=pid, concept_id=concept_ids[slug], scheme=best,
+                        experiment=experiment, problem_id=pid, concept_id=concept_ids[slug], scheme=best[slug],
                         probability=float(p[row]), predicted=predicted, in_labels=in_labels, in_rules=in_rules,
                     )
                 )
@@ -516,7 +516,7 @@ def _suggestion_rows(experiment: NeuralExperiment, ids: list[int], inputs: Any, 
 
 def neural_experiment_execute(*, experiment_id: int) -> None:
     """Run the rounds, store the table, then (if asked) the best extractor's suggestions. Claimed once."""
-    from concepts.neural.experiment import TrainConfig, fit_extractor, run_experiment
+    from concepts.neural.experiment import Features, TrainConfig, fit_extractor, run_experiment
 
     claimed = NeuralExperiment.objects.filter(id=experiment_id, status=JobStatus.PENDING).update(
         status=JobStatus.RUNNING, started_at=timezone.now()
@@ -536,19 +536,19 @@ def neural_experiment_execute(*, experiment_id: int) -> None:
     started = time.monotonic()
     try:
         ids, inputs = neural_inputs(word_dim=word_dim, seed=experiment.seed)
+        features = Features(inputs, config.min_count)  # bags of words shared by the rounds and the suggesting extractors
         report(0.02)
         results = run_experiment(
             inputs, experiment.concepts, experiment.schemes, experiment.rounds, experiment.seed, config,
-            on_progress=lambda f: report(0.02 + (share - 0.02) * f),
+            on_progress=lambda f: report(0.02 + (share - 0.02) * f), features=features,
         )
         results["seconds"] = round(time.monotonic() - started, 2)
-        experiment.results = results
         probabilities = {}
         if experiment.suggest:
             for i, slug in enumerate(experiment.concepts):
-                probabilities[slug] = fit_extractor(inputs, slug, results["best"][slug], experiment.seed, config)
+                probabilities[slug] = fit_extractor(inputs, slug, results["best"][slug], experiment.seed, config, features=features)
                 report(share + (1 - share) * (i + 1) / len(experiment.concepts))
-        suggestions = _suggestion_rows(experiment, ids, inputs, probabilities, config.threshold)
+        suggestions = _suggestion_rows(experiment, ids, inputs, probabilities, results["best"], config.threshold)
     except _Cancelled:
         return
     except ValueError as exc:  # too few labels, no selected words, a bad GloVe file: what the user must fix

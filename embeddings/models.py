@@ -3,7 +3,7 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import models
 
-from concepts.models import JobMixin
+from concepts.models import BackgroundJob
 
 
 class TripletStatus(models.TextChoices):
@@ -59,12 +59,6 @@ class TripletVote(models.Model):
         constraints = [models.UniqueConstraint(fields=["triplet", "voter"], name="vote_unique_voter")]
 
 
-class RunStatus(models.TextChoices):
-    PENDING = "pending", "queued"
-    RUNNING = "running", "running"
-    DONE = "done", "done"
-    FAILED = "failed", "failed"
-    CANCELLED = "cancelled", "cancelled"
 
 
 class ConceptSource(models.TextChoices):
@@ -72,7 +66,7 @@ class ConceptSource(models.TextChoices):
     RULES = "rules", "rule extraction"
 
 
-class EmbeddingRun(JobMixin, models.Model):
+class EmbeddingRun(BackgroundJob):
     """One embedding of the bank by one method. Vectors live here, in the database, never on a worker's disk."""
 
     method = models.CharField(max_length=40, db_index=True)
@@ -80,10 +74,8 @@ class EmbeddingRun(JobMixin, models.Model):
     params = models.JSONField(default=dict, blank=True)
     fingerprint = models.CharField(max_length=64, db_index=True, help_text="Hash of the method, parameters and inputs.")
     extraction_run = models.ForeignKey("concepts.ExtractionRun", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
-    status = models.CharField(max_length=10, choices=RunStatus.choices, default=RunStatus.PENDING, db_index=True)
     progress = models.FloatField(default=0.0)
     loss = models.FloatField(null=True, blank=True)
-    error = models.TextField(blank=True)
     notes = models.JSONField(default=dict, blank=True, help_text="What the run used, e.g. which word vectors.")
     timings = models.JSONField(default=dict, blank=True, help_text="Milliseconds per step.")
     problems = models.PositiveIntegerField(default=0)
@@ -93,18 +85,12 @@ class EmbeddingRun(JobMixin, models.Model):
     vectors = models.BinaryField(default=b"", help_text="float32 problem vectors, row-major (problems, dim).")
     concept_slugs = models.JSONField(default=list, blank=True)
     concept_vectors = models.BinaryField(default=b"", help_text="float32 concept vectors (concepts, dim), if the method has them.")
-    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
-    created_at = models.DateTimeField(auto_now_add=True)
-    started_at = models.DateTimeField(null=True, blank=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
 
-    class Meta:
-        ordering = ["-id"]
+    class Meta(BackgroundJob.Meta):
         indexes = [models.Index(fields=["method", "source", "status", "-id"], name="embedding_run_latest")]
 
     def __str__(self) -> str:
         return f"{self.method}/{self.source} #{self.pk} ({self.status})"
-
 
 
 class ActiveEmbedding(models.Model):

@@ -11,11 +11,11 @@ from django.db.models import Q, QuerySet
 from django.http import Http404
 
 from embeddings.algorithms.triplets import Tally, find_contradictions, tally
+from concepts.models import JobStatus
 from embeddings.models import (
     ActiveEmbedding,
     ConceptSource,
     EmbeddingRun,
-    RunStatus,
     SimilarityTriplet,
     TripletStatus,
     TripletVote,
@@ -123,7 +123,7 @@ def latest_done_runs() -> dict[tuple[str, str], EmbeddingRun]:
     from embeddings.algorithms.methods import METHODS
 
     out: dict[tuple[str, str], EmbeddingRun] = {}
-    for run in EmbeddingRun.objects.filter(status=RunStatus.DONE).order_by("-id").defer("vectors", "problem_ids", "concept_vectors"):
+    for run in EmbeddingRun.objects.filter(status=JobStatus.DONE).order_by("-id").defer("vectors", "problem_ids", "concept_vectors"):
         if run.method not in METHODS:
             continue
         source = TEXT_SOURCE if METHODS[run.method].kind == "text" else run.source

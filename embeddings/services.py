@@ -15,11 +15,11 @@ from django.db import IntegrityError, transaction
 from django.db.models import Count, Max
 from django.utils import timezone
 
+from concepts.models import JobStatus
 from embeddings.models import (
     ActiveEmbedding,
     ConceptSource,
     EmbeddingRun,
-    RunStatus,
     SimilarityTriplet,
     TripletStatus,
     TripletVote,
@@ -204,7 +204,7 @@ def embedding_run_start(*, method: str, source: str = ConceptSource.LABELS, para
     if METHODS[method].kind == "text":
         source = ConceptSource.LABELS  # text methods read no concepts: one run serves both sources
     fingerprint, extraction = _state_fingerprint(method, source, params)
-    same = EmbeddingRun.objects.filter(fingerprint=fingerprint).exclude(status__in=[RunStatus.FAILED, RunStatus.CANCELLED]).order_by("-id").first()
+    same = EmbeddingRun.objects.filter(fingerprint=fingerprint).exclude(status__in=[JobStatus.FAILED, JobStatus.CANCELLED]).order_by("-id").first()
     if same is not None:
         return same
     run = EmbeddingRun.objects.create(
@@ -217,8 +217,8 @@ def embedding_run_start(*, method: str, source: str = ConceptSource.LABELS, para
 def embedding_run_cancel(*, run: EmbeddingRun) -> bool:
     """Cancel a queued or running run; a running one stops at its next progress report."""
     return bool(
-        EmbeddingRun.objects.filter(pk=run.pk, status__in=[RunStatus.PENDING, RunStatus.RUNNING]).update(
-            status=RunStatus.CANCELLED, finished_at=timezone.now()
+        EmbeddingRun.objects.filter(pk=run.pk, status__in=[JobStatus.PENDING, JobStatus.RUNNING]).update(
+            status=JobStatus.CANCELLED, finished_at=timezone.now()
         )
     )
 
@@ -260,7 +260,7 @@ def embedding_run_execute(*, run_id: int) -> None:
     """Compute a run's vectors and store them on the row; publish it if it is the newest Prob2Vec run."""
     from embeddings.algorithms.methods import METHODS, embed
 
-    claimed = EmbeddingRun.objects.filter(id=run_id, status=RunStatus.PENDING).update(status=RunStatus.RUNNING, started_at=timezone.now())
+    claimed = EmbeddingRun.objects.filter(id=run_id, status=JobStatus.PENDING).update(status=JobStatus.RUNNING, started_at=timezone.now())
     if claimed != 1:
         return
     run = EmbeddingRun.objects.get(id=run_id)
@@ -272,7 +272,7 @@ def embedding_run_execute(*, run_id: int) -> None:
         if now - last_report[0] < 0.5:  # a row update at most twice a second
             return
         last_report[0] = now
-        updated = EmbeddingRun.objects.filter(id=run_id, status=RunStatus.RUNNING).update(progress=fraction, loss=loss)
+        updated = EmbeddingRun.objects.filter(id=run_id, status=JobStatus.RUNNING).update(progress=fraction, loss=loss)
         if not updated:
             raise _Cancelled()
 
@@ -288,7 +288,7 @@ def embedding_run_execute(*, run_id: int) -> None:
     except _Cancelled:
         return
     except (EmbeddingInputError, ValueError, RuntimeError) as exc:
-        EmbeddingRun.objects.filter(id=run_id).update(status=RunStatus.FAILED, error=str(exc), finished_at=timezone.now())
+        EmbeddingRun.objects.filter(id=run_id).update(status=JobStatus.FAILED, error=str(exc), finished_at=timezone.now())
         return
     vectors = np.ascontiguousarray(result.vectors, dtype=np.float32)
     if result.concept_vectors is not None:
@@ -297,7 +297,7 @@ def embedding_run_execute(*, run_id: int) -> None:
         # Kept with the run: explaining a similarity needs the 1/f weights the vectors were built with.
         result.notes["frequencies"] = concept_frequencies(data.concept_sets, data.n_concepts).tolist()
     fields = dict(
-        status=RunStatus.DONE,
+        status=JobStatus.DONE,
         progress=1.0,
         loss=result.loss,
         notes=result.notes,
@@ -312,7 +312,7 @@ def embedding_run_execute(*, run_id: int) -> None:
         finished_at=timezone.now(),
     )
     with transaction.atomic():
-        if not EmbeddingRun.objects.filter(id=run_id, status=RunStatus.RUNNING).update(**fields):
+        if not EmbeddingRun.objects.filter(id=run_id, status=JobStatus.RUNNING).update(**fields):
             return  # cancelled meanwhile: never published
         if run.method == "prob2vec":
             embedding_publish(run_id=run_id)
@@ -322,7 +322,7 @@ def embedding_run_execute(*, run_id: int) -> None:
 @transaction.atomic
 def embedding_publish(*, run_id: int) -> bool:
     """Make a finished run the active embedding unless a newer one already is (stale results never win)."""
-    run = EmbeddingRun.objects.filter(id=run_id, status=RunStatus.DONE).first()
+    run = EmbeddingRun.objects.filter(id=run_id, status=JobStatus.DONE).first()
     if run is None:
         return False
     active = ActiveEmbedding.objects.select_for_update().filter(pk=1).first()

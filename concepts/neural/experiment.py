@@ -10,7 +10,6 @@ from the schemes alone.
 
 from __future__ import annotations
 
-import math
 import zlib
 from dataclasses import asdict, dataclass, field
 from typing import Callable, Iterable, Mapping, Sequence
@@ -191,6 +190,7 @@ def run_experiment(
     config: TrainConfig = TrainConfig(),
     batched: bool = True,
     on_progress: Callable[[float], None] | None = None,
+    features: Features | None = None,
 ) -> dict:
     """The Table 3 results as a JSON-ready dict (see the README for its shape).
 
@@ -204,7 +204,7 @@ def run_experiment(
     if not concepts:
         raise ValueError("choose at least one concept")
     data = concept_data(inputs, concepts, config.transfer_sources)
-    features = Features(inputs, config.min_count)
+    features = features or Features(inputs, config.min_count)
     for key in schemes:
         features.get(SCHEMES[key].word_selection)  # fail early, before any training
     table: dict[str, dict] = {}
@@ -251,11 +251,13 @@ def fit_extractor(
     seed: int = 0,
     config: TrainConfig = TrainConfig(),
     members: int = 5,
+    features: Features | None = None,
 ) -> np.ndarray:
     """Probabilities (n_problems,) that each bank problem shows ``slug``: the mean of ``members``
-    networks trained by ``scheme`` on every labelled problem (no held-out split)."""
+    networks trained by ``scheme`` on every labelled problem (no held-out split). Pass the
+    experiment's ``features`` to reuse its bags of words."""
     (data,) = concept_data(inputs, [slug], config.transfer_sources)
-    vocab, bags = Features(inputs, config.min_count).get(SCHEMES[scheme].word_selection)
+    vocab, bags = (features or Features(inputs, config.min_count)).get(SCHEMES[scheme].word_selection)
     split = no_split(data.positives, data.negatives)
     phases = [scheme_phases(SCHEMES[scheme], split, np.random.default_rng(_key(seed, slug, m, "fit")), data.sources) for m in range(members)]
     nets = _nets(vocab, inputs, [(seed, slug, m, "fit-init") for m in range(members)], config.hidden)
@@ -276,7 +278,3 @@ def word_vector_table(
     table = {w: vectors.vectors[i] for i, w in enumerate(vectors.vocab)}
     width = vectors.vectors.shape[1] if len(vectors.vocab) else dim
     return table, int(width), vectors.source
-
-
-def nan_to_none(value: float) -> float | None:
-    return None if value is None or math.isnan(value) else value

@@ -110,7 +110,6 @@ def recommend(
     policy: Policy = Policy(),
 ) -> Recommendation | None:
     """The next problem (None when nothing eligible is left)."""
-    n = len(bank.concepts)
     allowed = np.asarray(eligible, dtype=bool).copy()
     solved = {row for row, outcome in _latest(attempts).items() if outcome >= SOLVED}
     allowed[list(solved)] = False

@@ -5,9 +5,9 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from concepts.models import JobStatus, NeuralExperiment, NeuralSuggestion
+from concepts.models import JobStatus, NeuralExperiment
 from concepts.neural.schemes import SCHEMES
-from concepts.selectors import neural_results
+from concepts.selectors import neural_results, neural_suggestion_lists
 from concepts.services import ExperimentInputError, NEURAL_PARAMS, neural_experiment_execute, neural_experiment_start
 
 
@@ -51,17 +51,11 @@ class Command(BaseCommand):
             raise CommandError(f"neural experiment #{experiment.id} failed: {experiment.error}")
         if experiment.status != JobStatus.DONE:
             raise CommandError(f"neural experiment #{experiment.id} is {experiment.get_status_display()} (a worker has it)")
-        suggestions = NeuralSuggestion.objects.filter(experiment=experiment)
         results = neural_results(experiment)
+        lists = neural_suggestion_lists(experiment, limit=0)
+        unlabelled, disagreements = lists["unlabelled_count"], lists["disagree_count"]
         if options["json"]:
-            out = {
-                "experiment": experiment.id,
-                **results,
-                "suggestions": {
-                    "unlabelled": suggestions.filter(in_labels__isnull=True, predicted=True).count(),
-                    "disagreements": sum(1 for s in suggestions if s.disagrees),
-                },
-            }
+            out = {"experiment": experiment.id, **results, "suggestions": {"unlabelled": unlabelled, "disagreements": disagreements}}
             self.stdout.write(json.dumps(out, indent=2))
             return
         slugs = experiment.concepts
@@ -79,6 +73,4 @@ class Command(BaseCommand):
             )
         self.stdout.write("cells: FN / FP averaged over rounds; ΔFN, ΔFP: relative reduction against down-sampling")
         if experiment.suggest:
-            unlabelled = suggestions.filter(in_labels__isnull=True, predicted=True).count()
-            disagreements = sum(1 for s in suggestions if s.disagrees)
             self.stdout.write(f"Suggestions: {unlabelled} concepts on unlabelled problems; {disagreements} disagreements with the labels or rules")

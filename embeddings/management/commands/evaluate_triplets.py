@@ -8,7 +8,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from embeddings.algorithms.methods import METHODS
 from embeddings.management.commands.rebuild_embeddings import rebuild
-from embeddings.models import RunStatus
+from concepts.models import JobStatus
 from embeddings.selectors import accepted_triplets, triplet_table
 from embeddings.services import EmbeddingInputError, triplets_parse
 from problems.command_io import read_input, refuse_bad_lines
@@ -51,7 +51,7 @@ class Command(BaseCommand):
                 except EmbeddingInputError as exc:
                     problems.append(f"{method}/{source}: {exc}")
                     continue
-                if run.status != RunStatus.DONE:
+                if run.status != JobStatus.DONE:
                     problems.append(f"{method}/{source}: {run.error or run.status}")
         for problem in problems:
             self.stderr.write(f"not evaluated: {problem}")

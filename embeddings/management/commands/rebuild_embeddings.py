@@ -5,7 +5,8 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from embeddings.algorithms.methods import METHODS
-from embeddings.models import EmbeddingRun, RunStatus
+from concepts.models import JobStatus
+from embeddings.models import EmbeddingRun
 from embeddings.services import EmbeddingInputError, embedding_run_execute, embedding_run_start
 
 
@@ -31,7 +32,7 @@ class Command(BaseCommand):
                 run = rebuild(method, options["source"])
             except EmbeddingInputError as exc:
                 raise CommandError(str(exc)) from exc
-            if run.status != RunStatus.DONE:
+            if run.status != JobStatus.DONE:
                 failed.append(f"{method}: {run.error or run.status}")
                 self.stderr.write(f"{method}/{run.source}: run #{run.id} {run.status}: {run.error}")
                 continue
