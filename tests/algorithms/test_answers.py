@@ -1,9 +1,11 @@
 from __future__ import annotations
 
+import math
 import random
 
 import pytest
 
+from problems import answers
 from problems.answers import AnswerCheck, check_answer, expected_numbers, parse_number
 
 PARSE_CASES = {
@@ -320,3 +322,288 @@ def test_never_raises_on_non_strings() -> None:
     assert check_answer(None, None).verdict == U  # type: ignore[arg-type]
     assert check_answer(0.3125, 5).verdict == I  # type: ignore[arg-type]
     assert check_answer(5, "5").verdict == C  # type: ignore[arg-type]
+
+
+# ---------------------------------------------------------------------------------------------
+# Stored answers that are formulas
+# ---------------------------------------------------------------------------------------------
+
+FORMULA_VALUES = {
+    "1 - (5/6)^{10}": 1 - (5 / 6) ** 10,
+    "\\binom{10}{3} (1/2)^{10}": 120 / 1024,
+    "\\binom{10}{3}(1/2)^{10}": 120 / 1024,
+    "\\frac{4}{52}\\cdot\\frac{3}{51}": 12 / 2652,
+    "6!/(2!\\,4!)": 15,
+    "e^{-2} 2^3/3!": math.exp(-2) * 8 / 6,
+    "\\sqrt{2}/2": math.sqrt(2) / 2,
+    "0.3 \\times 0.2 + 0.7\\times 0.5": 0.41,
+    "$P(X \\ge 1) = 1 - \\left(\\frac{5}{6}\\right)^{10}$": 1 - (5 / 6) ** 10,
+    "P(X=3) = \\binom{5}{3} 0.5^5": 10 / 32,
+    "\\frac{\\binom{4}{2}\\binom{48}{3}}{\\binom{52}{5}}": math.comb(4, 2) * math.comb(48, 3) / math.comb(52, 5),
+    "{10 \\choose 3} 0.5^{10}": 120 / 1024,
+    "C(10,3) 0.5^10": 120 / 1024,
+    "10C3 / 2^10": 120 / 1024,
+    "1-(5/6)**10": 1 - (5 / 6) ** 10,
+    "2(3)": 6,
+    "-2^2": -4,
+    "2^3^2": 2**9,
+    "2^{-3}": 0.125,
+    "(1/2)(1/2)": 0.25,
+    "\\dfrac{1}{6} + \\tfrac{1}{3}": 0.5,
+    "\\sqrt[3]{8}": 2,
+    "sqrt(2)": math.sqrt(2),
+    "\\sqrt 16": 4,
+    "e": math.e,
+    "\\exp(-1)": math.exp(-1),
+    "\\mathrm{e}^{-1}": math.exp(-1),
+    "2\\pi": 2 * math.pi,
+    "1 - \\Phi(1.96)": 0.0249979,
+    "\\ln 2": math.log(2),
+    "50\\% \\cdot 0.4": 0.2,
+    "1,000 \\times 0.02": 20,
+    "0! + 1!": 2,
+    "0.3 x 0.2 + 0.7 x 0.5": 0.41,
+    "\u221a2 / 2": math.sqrt(2) / 2,
+    "1 \u2212 (5/6)\u00b2": 1 - (5 / 6) ** 2,
+    "1 - (5/6)^{10} \\approx 0.84": 0.84,  # the stated result wins
+}
+
+
+@pytest.mark.parametrize("text, value", FORMULA_VALUES.items())
+def test_formulas_are_evaluated(text: str, value: float) -> None:
+    assert parse_number(text) == pytest.approx(value, rel=1e-6)
+    assert expected_numbers(text) == pytest.approx([value], rel=1e-6)
+
+
+# Still lists, words or ambiguous: read for their numbers as before, never as one formula.
+NOT_ONE_FORMULA = {
+    "(2, 3)": [2, 3],
+    "3 and 4": [3, 4],
+    "mean 3, variance 2": [3, 2],
+    "E[X] = 3.5, Var(X) = 2.92": [3.5, 2.92],
+    "3 4": [3, 4],  # a list or a product?
+    "2\\frac{1}{2}": [2, 0.5],  # a mixed number or a product?
+    "1 or 2": [1, 2],
+    "0.42 to 0.58": [0.42, 0.58],
+    "about 1/3": [1 / 3],
+}
+
+
+@pytest.mark.parametrize("text, numbers", NOT_ONE_FORMULA.items())
+def test_lists_and_words_are_not_formulas(text: str, numbers: list[float]) -> None:
+    assert expected_numbers(text) == pytest.approx(numbers)
+
+
+P_SIX = "1 - (5/6)^{10}"
+BINOMIAL = "\\binom{10}{3} (1/2)^{10}"
+CARDS = "\\frac{4}{52}\\cdot\\frac{3}{51}"
+WAYS = "6!/(2!\\,4!)"
+POISSON = "e^{-2} 2^3/3!"
+ROOT = "\\sqrt{2}/2"
+TOTAL = "0.3 \\times 0.2 + 0.7\\times 0.5"
+
+FORMULA_CHECK_CASES = [
+    # (given, expected, verdict)
+    # the number it is worth, rounded
+    ("0.8385", P_SIX, C),
+    ("0.84", P_SIX, C),
+    ("83.85%", P_SIX, C),
+    ("P = 0.8385", P_SIX, C),
+    ("about 0.8385", P_SIX, C),
+    ("0.117", BINOMIAL, C),
+    ("0.1172", BINOMIAL, C),
+    ("0.004525", CARDS, C),
+    ("15", WAYS, C),
+    ("0.1804", POISSON, C),
+    ("0.7071", ROOT, C),
+    ("0.41", TOTAL, C),
+    ("0.8385", "$P(X \\ge 1) = 1 - \\left(\\frac{5}{6}\\right)^{10}$", C),
+    # the same formula, typed differently
+    ("1-(5/6)**10", P_SIX, C),
+    ("1 - \\left(\\frac{5}{6}\\right)^{10}", P_SIX, C),
+    ("1 - 5^10/6^10", P_SIX, C),
+    ("120/1024", BINOMIAL, C),
+    ("C(10,3)/2^10", BINOMIAL, C),
+    ("10C3 * 0.5^10", BINOMIAL, C),
+    ("\\binom{10}{3}\\frac{1}{2^{10}}", BINOMIAL, C),
+    ("1/221", CARDS, C),
+    ("(4/52)(3/51)", CARDS, C),
+    ("\\binom{6}{2}", WAYS, C),
+    ("6*5/2", WAYS, C),
+    ("exp(-2)*8/6", POISSON, C),
+    ("\\frac{4 e^{-2}}{3}", POISSON, C),
+    ("1/sqrt(2)", ROOT, C),
+    ("\\frac{1}{\\sqrt 2}", ROOT, C),
+    ("0.3 x 0.2 + 0.7 x 0.5", TOTAL, C),
+    ("0.06 + 0.35", TOTAL, C),
+    # wrong
+    ("0.9", P_SIX, I),
+    ("(5/6)^{10}", P_SIX, I),
+    ("1", P_SIX, I),
+    ("10", P_SIX, I),
+    ("0.8385, 0.1615", P_SIX, I),
+    ("no idea", P_SIX, I),
+    ("", P_SIX, I),
+    ("0.25", BINOMIAL, I),
+    ("\\binom{10}{3}", BINOMIAL, I),
+    ("16", WAYS, I),
+    ("6!", WAYS, I),
+    ("0.5", POISSON, I),
+    ("\\sqrt{2}", ROOT, I),
+    ("0.5", TOTAL, I),
+    # a student's formula against a stored number
+    ("1 - 11/16", "0.3125", C),
+    ("\\binom{10}{3}", "120", C),
+    ("2^{-4} \\cdot 5", "0.3125", C),
+    ("1 - 10/16", "0.3125", I),
+    ("9^9^9^9", "0.3125", I),
+    ("1/0", "0.3125", I),
+    # lists and words are read as before
+    ("2, 3", "(2, 3)", C),
+    ("2", "(2, 3)", I),
+    ("5", "(2, 3)", I),
+    ("3, 4", "3 and 4", C),
+    ("7", "3 and 4", I),
+    ("3, 2", "mean 3, variance 2", C),
+    ("6", "mean 3, variance 2", I),
+    ("2, 0.5", "2\\frac{1}{2}", C),
+]
+
+
+@pytest.mark.parametrize("given, expected, verdict", FORMULA_CHECK_CASES)
+def test_check_answer_with_formulas(given: str, expected: str, verdict: str) -> None:
+    result = check_answer(given, expected)
+    assert result.verdict == verdict, result.detail
+    assert result.expected == expected
+
+
+def test_formula_detail_shows_its_value() -> None:
+    assert check_answer("0.9", P_SIX).detail == "expected 1 - (5/6)^{10} (= 0.838494)"
+    assert check_answer("0.8385", P_SIX).detail == "0.8385 is within 1% of 0.838494"
+    assert check_answer("9^9^9^9", "0.3125").detail == "your answer is too large to evaluate; expected 0.3125"
+
+
+SYMBOLIC_CASES = [
+    # (given, expected, verdict): formulas in symbols cannot be checked, unless written alike
+    ("0.5", "np(1-p)", U),
+    ("np", "np(1-p)", U),
+    ("np(1-p)", "np(1-p)", C),
+    ("n p (1 - p)", "Var(X) = np(1-p)", C),
+    ("3", "\\lambda", U),
+    ("\\lambda", "\\lambda", C),
+    ("\u03bb", "$\\lambda$", C),
+    ("0.1", "\\lambda^k e^{-\\lambda}/k!", U),
+    ("5", "\\binom{n}{k} p^k (1-p)^{n-k}", U),
+    ("4", "2n", U),
+    ("5", "n - 1", U),
+    ("0.5", "1/p", U),
+    ("2", "\\sum_{k=0}^{3} \\binom{10}{k} 0.5^{10}", U),
+    ("0.5", "1 - \\Phi(z)", U),
+    ("1.2", "\\log 2", U),
+    ("5", "E[X] = np, Var(X) = np(1-p)", U),
+    ("4, 6", "(\\bar{x} - 1.96 s/\\sqrt{n}, \\bar{x} + 1.96 s/\\sqrt{n})", U),
+    ("", "np(1-p)", U),
+    # a value out of reach
+    ("1000", "1000!", U),
+    ("387420489", "9^9^9^9", U),
+    ("0", "1/0", U),
+    ("0", "\\ln 0", U),
+    # letters that are names or words, not formulas: as before
+    ("h0", "H0", C),
+    ("H_0", "H0", C),
+    ("reject", "Reject H0", C),
+    ("4", "X_1 = 4", C),
+    ("0.5", "P(X=3) = 0.5", C),
+]
+
+
+@pytest.mark.parametrize("given, expected, verdict", SYMBOLIC_CASES)
+def test_formulas_with_symbols_are_unchecked(given: str, expected: str, verdict: str) -> None:
+    result = check_answer(given, expected)
+    assert result.verdict == verdict, result.detail
+    assert result.detail
+
+
+HOSTILE = [
+    "9^9^9^9",
+    "9**9**9**9",
+    "1000!",
+    "171!",
+    "2.5!",
+    "(-1)!",
+    "\\binom{5000}{2500}",
+    "\\binom{100000}{3}",
+    "e^{1000}",
+    "\\exp(1e300)",
+    "10^{308} \\cdot 10",
+    "0^{-1}",
+    "(-8)^{1/3}",
+    "\\sqrt{-1}",
+    "1/(1-1)",
+    "(" * 10_000 + "1" + ")" * 10_000,
+    "(" * 10_000,
+    ")" * 10_000,
+    "(" * 60 + "1" + ")" * 60,
+    "-" * 400 + "1",
+    "2^" * 200 + "2",
+    "\\frac" * 200 + "{1}{2}" * 200,
+    "\\sqrt" * 300 + "{2}",
+    "1+" * 100_000 + "1",
+    "1" * 100_000 + "!",
+    "x" * 1_000_000,
+    "\\lambda" * 10_000,
+    "{" * 5_000 + "}" * 5_000,
+]
+
+
+@pytest.mark.parametrize("text", HOSTILE, ids=range(len(HOSTILE)))
+def test_hostile_formulas_get_a_clear_verdict_and_are_read_only_within_bounds(text: str, monkeypatch) -> None:
+    # No wall clock here (shared machines are noisy): the reader's work is bounded by what it is
+    # given, so we record what reaches it and check the bound instead.
+    read_lengths: list[int] = []
+    scan = answers._result_numbers
+    monkeypatch.setattr(answers, "_result_numbers", lambda t: read_lengths.append(len(str(t))) or scan(t))
+    for given, expected in [("0.5", text), (text, "0.5"), (text, text), (text, "np(1-p)")]:
+        result = check_answer(given, expected)
+        assert result.verdict in {C, I, U}
+        assert result.detail
+        if given == "0.5":
+            assert result.verdict in {I, U}, result.detail
+        if len(text) > answers.MAX_ANSWER_CHARS:
+            assert result.verdict == U and "longer than 2,000 characters" in result.detail
+    assert parse_number(text) is None or math.isfinite(parse_number(text))
+    assert all(math.isfinite(x) for x in expected_numbers(text))
+    assert max(read_lengths, default=0) <= answers.MAX_ANSWER_CHARS
+
+
+def test_nesting_is_bounded() -> None:
+    assert parse_number("(" * 40 + "0.5" + ")" * 40) == 0.5
+    assert parse_number("-" * 40 + "0.5") == 0.5
+    assert check_answer("0.5", "(" * 40 + "1/2" + ")" * 40).verdict == C
+
+
+FORMULA_PIECES = ["\\frac", "\\binom", "\\sqrt", "\\sqrt[", "\\cdot", "\\times", "\\left(", "\\right)", "\\,", "\\pi",
+                  "\\exp", "\\ln", "\\Phi", "\\lambda", "\\bar", "\\sum", "\\choose", "e^", "**", "^", "!", "%", "C(",
+                  "10C3", "np", "x", "(", ")", "{", "}", "[", "]", "_", "=", ",", "-", "+", "/", "9", "99", "0.5"]
+
+
+def test_formula_fuzz_never_raises() -> None:
+    rng = random.Random(20240602)
+    for _ in range(2000):
+        text = "".join(rng.choice(FORMULA_PIECES) for _ in range(rng.randint(0, 30)))
+        value = parse_number(text)
+        assert value is None or math.isfinite(value)
+        for given, expected in [(text, "0.5"), ("0.5", text), (text, text)]:
+            result = check_answer(given, expected)
+            assert result.verdict in {C, I, U}
+            assert result.detail
+
+
+def test_an_unclosed_frac_before_many_spaces_is_read_in_linear_time() -> None:
+    # The old pattern `\{\s*([^{}]*?)\s*\}` took 7 s on 2,000 spaces (a hang guard, not a timing).
+    spaces = " " * (answers.MAX_ANSWER_CHARS - 20)
+    for text in ("\\frac{" + spaces, "\\frac{1}{" + spaces):
+        assert check_answer("0.5", text).verdict in ("incorrect", "unchecked")
+        assert check_answer(text, "0.5").verdict in ("incorrect", "unchecked")
+    assert check_answer("\\frac{ 1 " + spaces + "}{2}", "0.5").verdict == "correct"  # the spaces are stripped
+    assert check_answer("\\frac{ 1 " + spaces * 2 + "}{2}", "0.5").verdict == "unchecked"  # too long to read
