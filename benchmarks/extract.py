@@ -208,6 +208,27 @@ def bench_preview(database_url: str, problems: int, requests: int, seed: int, ke
             db_drop(database_url, name)
 
 
+def bench_hostile_patterns() -> None:
+    """The issue's catastrophic case, timed here rather than in a test (tests carry no wall clock)."""
+    from concepts.extraction import RuleTimeout
+
+    print("== hostile patterns")
+    started = time.perf_counter()
+    compiled = compile_rules([Rule("evil", r"(a+)+$")])
+    found = extract("a" * 30 + "!", compiled)
+    print(f"(a+)+$ on 30 a's and '!': {found or 'no match'} on {compiled.engines['evil']} "
+          f"in {(time.perf_counter() - started) * 1000:.2f} ms")
+    compiled = compile_rules([Rule("evil", r"(a|aa)+(?=b)")], timeout=0.5)
+    started = time.perf_counter()
+    try:
+        extract("a" * 40 + "!", compiled)
+        outcome = "finished"
+    except RuleTimeout as error:
+        outcome = f"stopped: {error}"
+    print(f"(a|aa)+(?=b) on 40 a's and '!' ({compiled.engines['evil']}, limit 0.5 s): {outcome} "
+          f"after {time.perf_counter() - started:.2f} s\n")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--problems", type=int, default=100_000)
@@ -224,6 +245,7 @@ def main() -> None:
     rules = load_rules()
     texts = synthetic_texts(args.problems, args.seed)
     sample = min(args.re_sample, args.problems)
+    bench_hostile_patterns()
     print("== the demo course rules (problems/demo_course/rules.json)")
     bench_extraction(rules, texts, sample)
     print("\n== the same rules, footprint alternatives only (the paper's style: no same-sentence gaps)")

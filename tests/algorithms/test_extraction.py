@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-import time
 
 import pytest
 
@@ -67,19 +66,19 @@ def test_re2_takes_what_it_can_and_the_rest_runs_under_a_time_limit(compiled: ex
 
 
 def test_the_catastrophic_pattern_comes_back_at_once() -> None:
-    started = time.monotonic()
     compiled = compile_rules([Rule("evil", r"(a+)+$")])
+    # It runs on re2, which is linear in the text: a plain `re` would take minutes on this text.
+    # (No wall clock in tests; benchmarks/extract.py prints how long it takes.)
+    assert compiled.engines == {"evil": "re2"}
     assert extract("a" * 30 + "!", compiled) == set()
     assert extract("a" * 30, compiled) == {"evil"}
-    assert time.monotonic() - started < 1.0  # re2 is linear; a plain `re` would take minutes
 
 
 def test_a_runaway_backtracking_pattern_is_stopped_with_a_clear_error() -> None:
     compiled = compile_rules([Rule("evil", r"(a|aa)+(?=b)")], timeout=0.1)
-    started = time.monotonic()
+    assert compiled.engines == {"evil": "regex"}  # lookahead: the backtracking engine, under its time limit
     with pytest.raises(RuleTimeout, match=r"rule 'evil' took longer than 0.1s on text 7"):
         extract("a" * 40 + "!", compiled, text_index=7)
-    assert time.monotonic() - started < 1.0
 
 
 INVALID_PATTERNS = {
