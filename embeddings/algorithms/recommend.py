@@ -14,15 +14,16 @@ Policy (concept continuity):
   failed problem's and the mastered ones (practise the same mixture again);
 - after a success: a problem that mixes mastered concepts with exactly one new concept, the most
   similar to the solved one (then by estimated success); if none, the fewest new concepts;
-- never a problem already solved, never the one just shown; only ``eligible`` problems (released,
-  in modules the instructor opened: the caller decides).
+- never a problem already solved, never the one just shown (unless it is the last unsolved one);
+  only ``eligible`` problems (released, in modules the instructor opened: the caller decides).
 Every recommendation carries its reason.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Sequence
+from functools import cached_property
+from typing import Callable, Sequence, Union
 
 import numpy as np
 
@@ -46,7 +47,7 @@ class Policy:
 @dataclass
 class Recommendation:
     problem: int
-    kind: str  # "start", "retry-similar", "new-concept", "similar", "closest"
+    kind: str  # "start", "retry-similar", "new-concept", "similar", "closest", "try-again"
     reason: str
     because_of: int | None = None  # the attempt's problem the choice builds on
     new_concepts: list[int] = field(default_factory=list)
@@ -63,17 +64,35 @@ class Bank:
     titles: Sequence[str]
     concept_names: Sequence[str]
 
+    @cached_property
+    def incidence(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The concept sets as flat arrays (row of each entry, concept of each entry, size of each row):
+        counting every problem's new concepts is one bincount over ~3 entries per problem, so a
+        100,000-problem bank is answered in about a millisecond, not a Python loop over sets."""
+        sizes = np.fromiter((len(s) for s in self.concepts), dtype=np.int64, count=len(self.concepts))
+        rows = np.repeat(np.arange(len(self.concepts)), sizes)
+        concepts = np.fromiter((c for s in self.concepts for c in s), dtype=np.int64, count=int(sizes.sum()))
+        return rows, concepts, sizes
 
-def estimated_success(bank: Bank, attempts: Sequence[Attempt], policy: Policy = Policy()) -> np.ndarray:
-    """p_j for every problem (n,), from the latest outcome per attempted problem (skips ignored)."""
+
+def estimated_success(bank: Bank, attempts: Sequence[Attempt], policy: Policy = Policy(), rows: np.ndarray | None = None) -> np.ndarray:
+    """p_j for every problem (n,), or for ``rows`` only, from the latest outcome per attempted problem (skips ignored)."""
+    return projected(bank, attempts, policy, rows)[0]
+
+
+def projected(bank: Bank, attempts: Sequence[Attempt], policy: Policy = Policy(), rows: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """(p_j, evidence_j): the estimated success and the similarity weight behind it, sum_a w_aj
+    (0 where the learner attempted nothing similar, so p_j is only the prior 0.5)."""
     latest = _latest(attempts)
-    n = len(bank.concepts)
+    n = len(bank.concepts) if rows is None else len(rows)
     if not latest:
-        return np.full(n, 0.5)
-    rows = np.fromiter(latest.keys(), dtype=np.int64)
+        return np.full(n, 0.5), np.zeros(n)
+    attempted = np.fromiter(latest.keys(), dtype=np.int64)
     outcomes = np.fromiter(latest.values(), dtype=np.float64)
-    weights = np.clip(bank.vectors @ bank.vectors[rows].T, 0.0, None) ** policy.sharpness  # (n, k)
-    return (0.5 * policy.prior + weights @ outcomes) / (policy.prior + weights.sum(1))
+    vectors = bank.vectors if rows is None else bank.vectors[rows]
+    weights = np.clip(vectors @ bank.vectors[attempted].T, 0.0, None) ** policy.sharpness  # (n, k)
+    evidence = weights.sum(1)
+    return (0.5 * policy.prior + weights @ outcomes) / (policy.prior + evidence), evidence
 
 
 def concept_mastery(bank: Bank, attempts: Sequence[Attempt], recency: float = 0.7) -> dict[int, float]:
@@ -100,6 +119,29 @@ def _names(bank: Bank, concepts: Sequence[int]) -> str:
     return ", ".join(sorted(bank.concept_names[c] for c in concepts))
 
 
+def _new_counts(bank: Bank, candidates: np.ndarray, known: set[int]) -> np.ndarray:
+    """How many concepts outside ``known`` each candidate brings."""
+    rows, concepts, _ = bank.incidence
+    is_new = np.ones(int(concepts.max(initial=-1)) + 1, dtype=np.float64)
+    is_new[[c for c in known if c < len(is_new)]] = 0.0
+    return np.bincount(rows, weights=is_new[concepts], minlength=len(bank.concepts)).astype(np.int64)[candidates]
+
+
+Key = Union[np.ndarray, Callable[[np.ndarray], np.ndarray]]
+
+
+def _best(candidates: np.ndarray, *keys: Key) -> int:
+    """Index (into candidates) of the largest keys, compared in order; ties go to the earliest problem.
+    A key may be a function of the still-tied indices, so costly keys are computed for the few ties only."""
+    tied = np.arange(len(candidates))
+    for key in keys:
+        if len(tied) == 1:
+            break
+        values = np.asarray(key(tied) if callable(key) else key[tied], dtype=np.float64)
+        tied = tied[values == values.max()]
+    return int(tied[np.argmin(candidates[tied])])
+
+
 def recommend(
     bank: Bank,
     attempts: Sequence[Attempt],
@@ -111,16 +153,22 @@ def recommend(
 ) -> Recommendation | None:
     """The next problem (None when nothing eligible is left)."""
     allowed = np.asarray(eligible, dtype=bool).copy()
-    solved = {row for row, outcome in _latest(attempts).items() if outcome >= SOLVED}
-    allowed[list(solved)] = False
+    solved = [row for row, outcome in _latest(attempts).items() if outcome >= SOLVED]
+    allowed[solved] = False
     last = next((a for a in reversed(attempts) if not a.skipped), None)
     for a in attempts[-1:]:
         allowed[a.problem] = False  # never the problem just attempted or skipped
     if current is not None:
         allowed[current] = False
     if not allowed.any():
-        return None
-    success = estimated_success(bank, attempts, policy)
+        # Only the problem just tried (or skipped) is left unsolved: offer it again rather than nothing.
+        again = attempts[-1].problem if attempts else None
+        if again is None or again == current or again in solved or not eligible[again]:
+            return None
+        return Recommendation(
+            again, "try-again", f"“{bank.titles[again]}” is the last open problem you have not solved: try it again.",
+            again, estimated_success=float(estimated_success(bank, attempts, policy, rows=np.array([again]))[0]),
+        )
     mastery = concept_mastery(bank, attempts)
     mastered = {c for c, m in mastery.items() if m >= policy.mastery_level}
     candidates = np.flatnonzero(allowed)
@@ -128,41 +176,44 @@ def recommend(
     anchor = current if mode == "similar" and current is not None else (last.problem if last else None)
     if anchor is None:
         # A first problem: the fewest concepts, earliest in the bank's order.
-        best = min(candidates, key=lambda j: (len(bank.concepts[j]), j))
-        return Recommendation(int(best), "start", "A first problem to see where you stand.", estimated_success=float(success[best]))
-    sims = bank.vectors[candidates] @ bank.vectors[anchor]
-    new = [sorted(bank.concepts[j] - mastered - (bank.concepts[anchor] if mode == "similar" or last.outcome < 0.5 else set())) for j in candidates]
+        sizes = bank.incidence[2][candidates]
+        best = int(candidates[np.lexsort((candidates, sizes))[0]])
+        return Recommendation(best, "start", "A first problem to see where you stand.", estimated_success=0.5)
+    sims = (bank.vectors @ bank.vectors[anchor])[candidates]
     title = bank.titles[anchor]
 
-    if mode == "similar":
-        order = np.lexsort((-success[candidates], -sims))
-        k = order[0]
+    def success(tied: np.ndarray) -> np.ndarray:
+        return estimated_success(bank, attempts, policy, rows=candidates[tied])
+
+    def chosen(k: int, known: set[int]) -> tuple[int, list[int], float, float]:
         j = int(candidates[k])
-        return Recommendation(j, "similar", f"Similar to “{title}” (similarity {sims[k]:.2f}).", anchor, new[k], float(sims[k]), float(success[j]))
+        return j, sorted(bank.concepts[j] - known), float(sims[k]), float(success(np.array([k]))[0])
+
+    if mode == "similar":
+        j, new, sim, p = chosen(_best(candidates, sims, success), mastered | bank.concepts[anchor])
+        return Recommendation(j, "similar", f"Similar to “{title}” (similarity {sim:.2f}).", anchor, new, sim, p)
 
     if last.outcome < 0.5:
-        same_mixture = [k for k in range(len(candidates)) if not new[k]]
-        pool = same_mixture or list(range(len(candidates)))
-        k = max(pool, key=lambda k: (sims[k], success[candidates[k]], -candidates[k]))
-        j = int(candidates[k])
-        extra = "" if same_mixture else f" It also brings {_names(bank, new[k])}."
+        known = mastered | bank.concepts[anchor]
+        same_mixture = _new_counts(bank, candidates, known) == 0
+        keys = (sims, success) if not same_mixture.any() else (same_mixture, sims, success)
+        j, new, sim, p = chosen(_best(candidates, *keys), known)
+        extra = f" It also brings {_names(bank, new)}." if new else ""
         return Recommendation(
             j, "retry-similar",
-            f"You did not solve “{title}”; this one practises the same ideas (similarity {sims[k]:.2f}).{extra}",
-            anchor, new[k], float(sims[k]), float(success[j]),
+            f"You did not solve “{title}”; this one practises the same ideas (similarity {sim:.2f}).{extra}",
+            anchor, new, sim, p,
         )
 
-    one_new = [k for k in range(len(candidates)) if len(new[k]) == 1]
-    if one_new:
-        k = max(one_new, key=lambda k: (sims[k], success[candidates[k]], -candidates[k]))
-        j = int(candidates[k])
-        return Recommendation(
-            j, "new-concept", f"You solved “{title}”; this one adds {_names(bank, new[k])}.", anchor, new[k], float(sims[k]), float(success[j])
-        )
-    k = min(range(len(candidates)), key=lambda k: (len(new[k]) == 0, len(new[k]), -sims[k], candidates[k]))
-    j = int(candidates[k])
-    if new[k]:
-        reason = f"You solved “{title}”; this one adds {_names(bank, new[k])}."
+    counts = _new_counts(bank, candidates, mastered)
+    one_new = counts == 1
+    if one_new.any():
+        j, new, sim, p = chosen(_best(candidates, one_new, sims, success), mastered)
+        return Recommendation(j, "new-concept", f"You solved “{title}”; this one adds {_names(bank, new)}.", anchor, new, sim, p)
+    # No single new concept left: the fewest new ones (practice of known ones last), most similar first.
+    j, new, sim, p = chosen(_best(candidates, counts > 0, -counts, sims), mastered)
+    if new:
+        reason = f"You solved “{title}”; this one adds {_names(bank, new)}."
     else:
-        reason = f"You solved “{title}”; this one practises concepts you have met (similarity {sims[k]:.2f})."
-    return Recommendation(j, "closest", reason, anchor, new[k], float(sims[k]), float(success[j]))
+        reason = f"You solved “{title}”; this one practises concepts you have met (similarity {sim:.2f})."
+    return Recommendation(j, "closest", reason, anchor, new, sim, p)

@@ -56,6 +56,13 @@ def test_never_a_solved_problem_and_only_eligible_ones() -> None:
         rec = recommend(BANK, attempts, eligible)
         assert rec.problem not in (0, 1, 2, 3)
     assert recommend(BANK, attempts, np.array([1, 1, 1, 0, 0, 0, 0], dtype=bool)) is None
+    # The last unsolved problem comes back after a miss or a skip, rather than nothing.
+    only_p3 = np.array([1, 1, 1, 1, 0, 0, 0], dtype=bool)
+    again = recommend(BANK, attempts + [Attempt(3, 0.0)], only_p3)
+    assert again.problem == 3 and again.kind == "try-again" and "last open problem" in again.reason
+    assert recommend(BANK, attempts + [Attempt(3, 0.0, skipped=True)], only_p3).problem == 3
+    assert recommend(BANK, attempts + [Attempt(3, 1.0)], only_p3) is None
+    assert recommend(BANK, attempts + [Attempt(3, 0.0)], only_p3, mode="similar", current=3) is None
 
 
 def test_skips_and_the_similar_button() -> None:
@@ -74,3 +81,48 @@ def test_success_is_projected_through_similarity() -> None:
     mastery = concept_mastery(BANK, [Attempt(2, 1.0), Attempt(0, 0.0)])
     assert mastery.keys() == {0, 1} and abs(mastery[0] - 0.3) < 1e-9 and mastery[1] == 1.0
     assert concept_mastery(BANK, [Attempt(0, 0.0), Attempt(1, 1.0)])[0] >= 0.7  # a success after a failure masters it
+
+
+def reference_choice(bank: Bank, attempts: list[Attempt], eligible: np.ndarray) -> int | None:
+    """The policy written as the plain loop over candidates it is specified as (slow, obviously right)."""
+    allowed = eligible.copy()
+    latest = {a.problem: a.outcome for a in attempts if not a.skipped}
+    for row, outcome in latest.items():
+        if outcome >= 0.999:
+            allowed[row] = False
+    if attempts:
+        allowed[attempts[-1].problem] = False
+    candidates = [int(j) for j in np.flatnonzero(allowed)]
+    if not candidates:
+        again = attempts[-1].problem if attempts else None
+        return again if again is not None and eligible[again] and latest.get(again, 0.0) < 0.999 else None
+    success = estimated_success(bank, attempts)
+    mastered = {c for c, m in concept_mastery(bank, attempts).items() if m >= 0.7}
+    last = next((a for a in reversed(attempts) if not a.skipped), None)
+    if last is None:
+        return min(candidates, key=lambda j: (len(bank.concepts[j]), j))
+    sim = {j: float(bank.vectors[j] @ bank.vectors[last.problem]) for j in candidates}
+    if last.outcome < 0.5:
+        known = mastered | bank.concepts[last.problem]
+        pool = [j for j in candidates if not bank.concepts[j] - known] or candidates
+        return max(pool, key=lambda j: (sim[j], success[j], -j))
+    new = {j: len(bank.concepts[j] - mastered) for j in candidates}
+    one = [j for j in candidates if new[j] == 1]
+    if one:
+        return max(one, key=lambda j: (sim[j], success[j], -j))
+    return min(candidates, key=lambda j: (new[j] == 0, new[j], -sim[j], j))
+
+
+def test_the_vectorised_policy_matches_the_plain_loop_on_random_banks() -> None:
+    rng = np.random.default_rng(7)
+    for trial in range(200):
+        n, n_concepts = int(rng.integers(3, 40)), int(rng.integers(2, 8))
+        vectors = rng.normal(size=(n, 4))
+        vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+        sets = [frozenset(int(c) for c in rng.choice(n_concepts, size=int(rng.integers(1, 4)), replace=True)) for _ in range(n)]
+        bank = Bank(vectors, sets, [f"P{i}" for i in range(n)], [f"c{c}" for c in range(n_concepts)])
+        eligible = rng.random(n) < 0.8
+        attempts = [Attempt(int(rng.integers(n)), float(rng.choice([0.0, 0.5, 1.0])), skipped=bool(rng.random() < 0.1)) for _ in range(int(rng.integers(0, 6)))]
+        rec = recommend(bank, attempts, eligible)
+        expected = reference_choice(bank, attempts, eligible)
+        assert (rec.problem if rec else None) == expected, trial
