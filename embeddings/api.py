@@ -106,3 +106,102 @@ def triplet_decision_api(request: Request, pk: int) -> Response:
     except TripletRejected as exc:
         return Response({"detail": str(exc)}, status=status.HTTP_400_BAD_REQUEST)
     return Response(_triplet(triplet, with_votes=True))
+
+
+# --- practice: the next problem and attempts, for other front ends (an LMS) -------------------------
+
+
+def _student_for(request: Request, student_id: int, needed: str) -> Any:
+    """The student a call is about: oneself, or anyone for a user holding ``needed``; 403/404 otherwise."""
+    from django.contrib.auth import get_user_model
+    from rest_framework.exceptions import NotFound, PermissionDenied
+
+    if student_id == request.user.pk:
+        return request.user
+    if not request.user.has_perm(needed):
+        raise PermissionDenied("you may only act for yourself")
+    student = get_user_model().objects.filter(pk=student_id, is_active=True).first()
+    if student is None:
+        raise NotFound(f"no active user with id {student_id}")
+    return student
+
+
+def _next_body(student: Any, *, mode: str = "next", current_id: int | None = None) -> dict[str, Any]:
+    from django.urls import reverse
+
+    from embeddings.selectors import next_problem_for, practice_bank
+
+    practice = practice_bank()
+    found = next_problem_for(student, mode=mode, current_id=current_id)
+    body: dict[str, Any] = {"student": student.pk, "embedding_run": practice.run_id}
+    if found is None:
+        return body | {
+            "problem": None, "kind": "done", "reason": "Every open problem is solved: well done.", "because_of": None,
+            "new_concepts": [], "similarity": None, "estimated_success": None,
+        }
+    problem, rec = found
+    return body | {
+        "problem": {
+            "id": problem.pk, "title": problem.title, "text": problem.text, "module": problem.module.name if problem.module else None,
+            "url": reverse("problems:detail", args=[problem.pk]),
+        },
+        "kind": rec.kind,
+        "reason": rec.reason,
+        "because_of": int(practice.ids[rec.because_of]) if rec.because_of is not None else None,
+        "new_concepts": [practice.bank.concept_names[c] for c in rec.new_concepts],
+        "similarity": rec.similarity,
+        "estimated_success": rec.estimated_success,
+    }
+
+
+@api_view(["GET"])
+def student_next_api(request: Request, student_id: int) -> Response:
+    """The recommended next problem for a student, with its reason. `?mode=similar&current=<problem id>`
+    asks for the problem most similar to ``current`` instead."""
+    student = _student_for(request, student_id, "problems.view_attempt")
+    mode = request.query_params.get("mode", "next")
+    if mode not in ("next", "similar"):
+        return Response({"detail": "mode must be 'next' or 'similar'"}, status=status.HTTP_400_BAD_REQUEST)
+    current = request.query_params.get("current")
+    if mode == "similar" and not (current or "").isdigit():
+        return Response({"detail": "mode=similar needs current=<problem id>"}, status=status.HTTP_400_BAD_REQUEST)
+    return Response(_next_body(student, mode=mode, current_id=int(current) if current else None))
+
+
+class AttemptInput(serializers.Serializer):
+    problem = serializers.IntegerField()
+    student = serializers.IntegerField(required=False, help_text="Another student's id (needs problems.add_attempt).")
+    answer = serializers.CharField(required=False, allow_blank=True, default="", max_length=2000)
+    self_report = serializers.ChoiceField(choices=["solved", "partly", "not_solved"], required=False, allow_blank=True, default="")
+    skip = serializers.BooleanField(required=False, default=False)
+    reason = serializers.CharField(required=False, allow_blank=True, default="", max_length=300, help_text="Why the problem was offered.")
+
+
+@api_view(["POST"])
+def attempt_create_api(request: Request) -> Response:
+    """Record an attempt (a checked answer, a self-report or a skip); the reply carries the next problem."""
+    from problems.services import AttemptRejected, attempt_record
+
+    data = AttemptInput(data=request.data)
+    data.is_valid(raise_exception=True)
+    v = data.validated_data
+    student = _student_for(request, v.get("student", request.user.pk), "problems.add_attempt")
+    problem = problem_get_for_user(student, v["problem"])
+    try:
+        attempt, check = attempt_record(
+            student=student, problem=problem, answer=v["answer"], self_report=v["self_report"], skip=v["skip"], because=v["reason"]
+        )
+    except AttemptRejected as exc:
+        return Response({"detail": str(exc)}, status=status.HTTP_400_BAD_REQUEST)
+    body = {
+        "id": attempt.pk,
+        "student": student.pk,
+        "problem": problem.pk,
+        "verdict": attempt.verdict,
+        "outcome": attempt.outcome,
+        "answer": attempt.answer,
+        "check": {"verdict": check.verdict, "detail": check.detail} if check else None,
+        "created_at": attempt.created_at.isoformat(),
+        "next": _next_body(student),
+    }
+    return Response(body, status=status.HTTP_201_CREATED)

@@ -300,3 +300,66 @@ def practice(request: HttpRequest) -> HttpResponse:
             return render(request, "embeddings/practice.html", {"done": True})
         problem = problem_get_for_user(request.user, offer["problem"])
     return render(request, "embeddings/practice.html", {"problem": problem, "offer": offer})
+
+
+# --- class progress (course staff) -------------------------------------------------------------------
+
+
+def heat_cell(value: float | None) -> dict[str, Any]:
+    """A heatmap cell: red (0) through amber to green (1); no figure is a blank cell."""
+    if value is None:
+        return {"value": None, "text": "·", "style": ""}
+    return {"value": value, "text": f"{round(100 * value)}", "style": f"background: hsl({round(120 * value)}, 62%, 78%)"}
+
+
+def _heat_row(values: dict[str, float], columns: list[str]) -> list[dict[str, Any]]:
+    return [heat_cell(values.get(c)) for c in columns]
+
+
+@login_required
+@permission_required("problems.view_attempt", raise_exception=True)
+@require_GET
+def practice_class(request: HttpRequest) -> HttpResponse:
+    """Mastery per concept and module for the class and each student, the problems failed most, who is stuck."""
+    from embeddings.selectors import class_progress
+
+    progress = class_progress()
+    view = request.GET.get("by", "modules")
+    if view not in ("modules", "concepts"):
+        view = "modules"
+    if view == "modules":
+        columns = [(m.name, m.description or m.name) for m in progress.modules]
+    else:
+        columns = [(c.slug, f"{c.name} ({c.module})" if c.module else c.name) for c in progress.concepts]
+    keys = [key for key, _ in columns]
+    class_values = progress.class_modules if view == "modules" else progress.class_concepts
+    rows = [
+        {"student": s.student, "stuck": s.progress.stuck, "progress": s.progress, "cells": _heat_row(s.modules if view == "modules" else s.concepts, keys)}
+        for s in progress.students
+    ]
+    return render(request, "embeddings/practice_class.html", {
+        "progress": progress, "view": view, "columns": columns, "class_cells": _heat_row(class_values, keys), "rows": rows,
+    })
+
+
+@login_required
+@permission_required("problems.view_attempt", raise_exception=True)
+@require_GET
+def practice_student(request: HttpRequest, student_id: int) -> HttpResponse:
+    """One student: mastery per concept and module, their attempts, and what they are offered next."""
+    from django.contrib.auth import get_user_model
+    from django.shortcuts import get_object_or_404
+
+    from concepts.models import Concept
+    from embeddings.selectors import next_problem_for, student_progress
+
+    student = get_object_or_404(get_user_model(), pk=student_id)
+    progress, attempts = student_progress(student)
+    names = dict(Concept.objects.values_list("slug", "name"))
+    concepts = sorted(progress.concepts.items(), key=lambda kv: kv[1])
+    return render(request, "embeddings/practice_student.html", {
+        "student": student, "progress": progress, "attempts": attempts[:50], "attempt_count": len(attempts),
+        "concepts": [(slug, names.get(slug, slug), heat_cell(m)) for slug, m in concepts],
+        "modules": [(name, heat_cell(m)) for name, m in progress.modules.items()],
+        "next": next_problem_for(student),
+    })

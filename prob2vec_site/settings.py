@@ -61,6 +61,7 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "django.contrib.postgres",
     "rest_framework",
+    "rest_framework.authtoken",
     "django_htmx",
     "template_partials",
     "problems",
@@ -140,6 +141,10 @@ STORAGES = {
 }
 
 # Uploads: a problem file is read whole to validate every line before anything is written.
+# How often a process asks whether the bank, labels or active embedding changed before recommending
+# (index seeks), and how often it also counts rows to notice deletions (table scans).
+PRACTICE_BANK_RECHECK_SECONDS = float(os.getenv("PRACTICE_BANK_RECHECK_SECONDS", "3"))
+PRACTICE_BANK_COUNT_SECONDS = float(os.getenv("PRACTICE_BANK_COUNT_SECONDS", "60"))
 PROBLEM_IMPORT_MAX_BYTES = envint("PROBLEM_IMPORT_MAX_BYTES", str(50 * 1024 * 1024))
 FILE_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024
 DATA_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024
@@ -160,6 +165,8 @@ CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
+        # Token first: an API client without credentials is answered 401 with `WWW-Authenticate: Token`.
+        "rest_framework.authentication.TokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
         "rest_framework.authentication.BasicAuthentication",
     ],

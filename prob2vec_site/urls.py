@@ -1,6 +1,7 @@
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
+from rest_framework.authtoken.views import obtain_auth_token
 
 from concepts import api as concepts_api
 from embeddings import api as embeddings_api
@@ -31,5 +32,8 @@ urlpatterns = [
     path("api/triplets/<int:pk>/", embeddings_api.triplet_detail_api, name="api-triplet-detail"),
     path("api/triplets/<int:pk>/votes/", embeddings_api.triplet_vote_api, name="api-triplet-vote"),
     path("api/triplets/<int:pk>/decision/", embeddings_api.triplet_decision_api, name="api-triplet-decision"),
+    path("api/students/<int:student_id>/next", embeddings_api.student_next_api, name="api-student-next"),
+    path("api/attempts", embeddings_api.attempt_create_api, name="api-attempts"),
+    path("api/token/", obtain_auth_token, name="api-token"),
     path("admin/", admin.site.urls),
 ]

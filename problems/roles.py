@@ -49,6 +49,7 @@ _TA_PERMISSIONS = [
     "concepts.delete_selectedword",
     "concepts.view_neuralexperiment",
     "concepts.add_neuralexperiment",
+    "problems.view_attempt",
 ]
 _HEAD_TA_PERMISSIONS = _TA_PERMISSIONS + [
     "concepts.add_concept",
@@ -60,6 +61,7 @@ _HEAD_TA_PERMISSIONS = _TA_PERMISSIONS + [
 _INSTRUCTOR_PERMISSIONS = _HEAD_TA_PERMISSIONS + [
     "problems.add_module",
     "problems.change_module",
+    "problems.add_attempt",
     "concepts.delete_concept",
 ]
 

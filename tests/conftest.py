@@ -27,6 +27,8 @@ def pytest_sessionstart(session: pytest.Session) -> None:
         return  # pure tests run alone with `-p no:django`: no services needed
     from django.conf import settings
 
+    settings.PRACTICE_BANK_RECHECK_SECONDS = 0  # tests change the bank and ask for a problem at once
+    settings.PRACTICE_BANK_COUNT_SECONDS = 0
     db = settings.DATABASES["default"]
     problems = []
     if db["ENGINE"] != "django.db.backends.postgresql":
@@ -154,3 +156,11 @@ def demo_course(db: Any, settings: Any) -> None:
 
     settings.DEBUG = True  # demo logins are created only with DEBUG on
     call_command("load_demo", stdout=open(os.devnull, "w"))
+
+
+@pytest.fixture
+def course(problem_factory: Callable[..., Any]) -> dict[str, Any]:
+    """A practice course with known recommendations (tests/practice_course.py)."""
+    from tests.practice_course import make_practice_course
+
+    return make_practice_course(problem_factory)

@@ -2,33 +2,13 @@
 
 from __future__ import annotations
 
-import io
 from typing import Any
 
 import pytest
-from django.core.management import call_command
 from django.urls import reverse
 
-from problems.models import Attempt, Module
-
-COUNTING, BINOMIAL, BAYES = ["nchoosek"], ["nchoosek", "binomial-distribution"], ["Bayes-formula", "conditional-probability"]
-
-
-@pytest.fixture
-def course(problem_factory: Any) -> dict[str, Any]:
-    made = {
-        "count1": problem_factory("Choose 2 of 5.", title="Count one", labels=COUNTING, answer="10"),
-        "count2": problem_factory("Choose 3 of 6.", title="Count two", labels=COUNTING, answer="20"),
-        "binom": problem_factory("Binomial: 2 heads in 4 tosses.", title="Binomial", labels=BINOMIAL, answer="6/16"),
-        "bayes": problem_factory("A test is 99% accurate.", title="Bayes", labels=BAYES, module="bayes", answer=""),
-        "hidden": problem_factory("Unreleased.", title="Draft", labels=COUNTING, released=False, answer="1"),
-        "closed": problem_factory("Closed module.", title="Closed", labels=COUNTING, module="later", answer="1"),
-    }
-    for pid in ("counting", "bayes"):
-        Module.objects.filter(name=pid).update(open_for_practice=True)
-    # Triplet-free course: prob2vec on the labels makes count1 ~ count2 ~ binom, far from bayes.
-    call_command("rebuild_embeddings", "--method", "prob2vec", stdout=io.StringIO())
-    return made
+from problems.models import Attempt
+from tests.practice_course import COUNTING
 
 
 def offered(client: Any) -> tuple[int, str]:
@@ -92,3 +72,16 @@ def test_nothing_left_and_anonymous_users(client: Any, sam: Any, problem_factory
     client.force_login(sam)
     problem_factory("Closed.", module="closed", labels=COUNTING)
     assert "solved every problem open for practice" in client.get(reverse("embeddings:practice")).content.decode()
+
+
+@pytest.mark.django_db
+def test_a_problem_deleted_while_the_bank_is_remembered_is_never_offered(settings: Any, sam: Any, course: dict[str, Any]) -> None:
+    from embeddings.selectors import next_problem_for, practice_bank
+
+    practice_bank()
+    settings.PRACTICE_BANK_RECHECK_SECONDS = settings.PRACTICE_BANK_COUNT_SECONDS = 3600  # the process keeps its bank
+    first, _ = next_problem_for(sam)
+    first.delete()
+    again, rec = next_problem_for(sam)
+    assert again.pk != first.pk and rec.kind == "start"
+    assert first.pk not in practice_bank().row  # the bank was read again

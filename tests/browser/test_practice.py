@@ -1,0 +1,40 @@
+"""A student practises in Chromium: a wrong answer brings a similar problem with its reason, a right one a new concept."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+ANSWERS = {"Count one": "10", "Count two": "20", "Binomial": "0.375"}
+
+
+def test_a_student_is_offered_a_similar_problem_after_a_miss_and_a_new_concept_after_a_success(
+    page: Any, live_server: Any, login: Any, sam: Any, course: dict[str, Any]
+) -> None:
+    from problems.models import Attempt
+
+    login("sam")
+    page.click("nav >> text=Practice")
+    assert "first problem" in page.inner_text("#reason")
+    first = page.inner_text("#practice-problem h2")
+    assert first in ("Count one", "Count two")
+
+    page.fill("#answer", "7")
+    page.press("#answer", "Enter")
+    assert "Not quite." in page.inner_text("#feedback")
+    page.click("#next-problem")
+    second = page.inner_text("#practice-problem h2")
+    reason = page.inner_text("#reason")
+    assert second == ({"Count one", "Count two"} - {first}).pop()
+    assert f"You did not solve “{first}”" in reason and "same ideas" in reason and "similarity" in reason
+
+    page.fill("#answer", ANSWERS[second])
+    page.click("button[value=answer]")
+    assert "Correct!" in page.inner_text("#feedback")
+    page.click("#next-problem")
+    assert page.inner_text("#practice-problem h2") == "Binomial"
+    assert f"You solved “{second}”; this one adds binomial-distribution." in page.inner_text("#reason")
+    assert list(Attempt.objects.filter(student=sam).values_list("verdict", flat=True)) == ["incorrect", "correct"]

@@ -1,0 +1,107 @@
+"""The practice API for other front ends: GET /api/students/<id>/next and POST /api/attempts, token auth."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from django.core.management import call_command
+from rest_framework.authtoken.models import Token
+from rest_framework.test import APIClient
+
+from problems.models import Attempt
+
+NEXT_KEYS = {"student", "embedding_run", "problem", "kind", "reason", "because_of", "new_concepts", "similarity", "estimated_success"}
+
+
+def token_client(user: Any) -> APIClient:
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.get_or_create(user=user)[0].key}")
+    return client
+
+
+@pytest.mark.django_db
+def test_a_student_with_a_token_practises_through_the_api(sam: Any, course: dict[str, Any]) -> None:
+    api = token_client(sam)
+    first = api.get(f"/api/students/{sam.pk}/next")
+    assert first.status_code == 200
+    body = first.json()
+    assert body.keys() == NEXT_KEYS and body["student"] == sam.pk and body["kind"] == "start"
+    assert body["problem"]["id"] in (course["count1"].pk, course["count2"].pk)
+    assert body["problem"].keys() == {"id", "title", "text", "module", "url"} and body["problem"]["module"] == "counting"
+
+    wrong = api.post("/api/attempts", {"problem": body["problem"]["id"], "answer": "7", "reason": body["reason"]}, format="json")
+    assert wrong.status_code == 201
+    attempt = wrong.json()
+    assert attempt["verdict"] == "incorrect" and attempt["outcome"] == 0.0 and attempt["check"]["verdict"] == "incorrect"
+    stored = Attempt.objects.get(pk=attempt["id"])
+    assert stored.student == sam and stored.recommended_because == body["reason"]
+    retry = attempt["next"]
+    assert retry["kind"] == "retry-similar" and retry["because_of"] == body["problem"]["id"] and "You did not solve" in retry["reason"]
+
+    answer = "20" if retry["problem"]["id"] == course["count2"].pk else "10"
+    right = api.post("/api/attempts", {"problem": retry["problem"]["id"], "answer": answer}, format="json").json()
+    assert right["verdict"] == "correct"
+    assert right["next"]["problem"]["id"] == course["binom"].pk and right["next"]["kind"] == "new-concept"
+    assert right["next"]["new_concepts"] == ["binomial-distribution"]
+    # The same answer through GET: the API is stateless, it agrees with the reply to the POST.
+    assert api.get(f"/api/students/{sam.pk}/next").json()["problem"]["id"] == course["binom"].pk
+
+    similar = api.get(f"/api/students/{sam.pk}/next", {"mode": "similar", "current": course["binom"].pk}).json()
+    assert similar["kind"] == "similar" and similar["problem"]["id"] != course["binom"].pk
+
+
+@pytest.mark.django_db
+def test_self_reports_skips_and_clear_refusals(sam: Any, course: dict[str, Any]) -> None:
+    api = token_client(sam)
+    bayes = course["bayes"].pk
+    refused = api.post("/api/attempts", {"problem": bayes}, format="json")
+    assert refused.status_code == 400 and "say whether you solved" in refused.json()["detail"]
+    assert api.post("/api/attempts", {"problem": bayes, "self_report": "maybe"}, format="json").status_code == 400
+    assert api.post("/api/attempts", {"answer": "1"}, format="json").json().keys() == {"problem"}
+    assert api.post("/api/attempts", {"problem": course["hidden"].pk, "answer": "1"}, format="json").status_code == 404  # unreleased
+    assert api.get(f"/api/students/{sam.pk}/next", {"mode": "sideways"}).status_code == 400
+    assert api.get(f"/api/students/{sam.pk}/next", {"mode": "similar"}).status_code == 400
+    assert Attempt.objects.count() == 0  # nothing half-written
+
+    partly = api.post("/api/attempts", {"problem": bayes, "self_report": "partly"}, format="json").json()
+    assert partly["verdict"] == "partly" and partly["outcome"] == 0.5 and partly["check"] is None
+    skipped = api.post("/api/attempts", {"problem": course["count1"].pk, "skip": True}, format="json").json()
+    assert skipped["verdict"] == "skipped" and skipped["next"]["problem"]["id"] != course["count1"].pk
+
+
+@pytest.mark.django_db
+def test_who_may_act_for_whom(sam: Any, make_user: Any, alice: Any, ivan: Any, course: dict[str, Any]) -> None:
+    other = make_user("olga", "student")
+    # Anonymous, and a bad token, are refused.
+    assert APIClient().get(f"/api/students/{sam.pk}/next").status_code in (401, 403)
+    bad = APIClient()
+    bad.credentials(HTTP_AUTHORIZATION="Token not-a-token")
+    assert bad.get(f"/api/students/{sam.pk}/next").status_code == 401
+    # A student sees only their own next problem and posts only their own attempts.
+    assert token_client(sam).get(f"/api/students/{other.pk}/next").status_code == 403
+    assert token_client(sam).post("/api/attempts", {"problem": course["count1"].pk, "answer": "10", "student": other.pk}, format="json").status_code == 403
+    # A TA reads any student's next problem but records attempts only as themselves.
+    assert token_client(alice).get(f"/api/students/{sam.pk}/next").status_code == 200
+    assert token_client(alice).get("/api/students/999999/next").status_code == 404
+    assert token_client(alice).post("/api/attempts", {"problem": course["count1"].pk, "answer": "10", "student": sam.pk}, format="json").status_code == 403
+    assert not Attempt.objects.exists()
+    # An instructor (or the LMS account holding problems.add_attempt) records attempts for a student.
+    made = token_client(ivan).post("/api/attempts", {"problem": course["count1"].pk, "answer": "10", "student": sam.pk}, format="json")
+    assert made.status_code == 201 and Attempt.objects.get().student == sam and made.json()["next"]["student"] == sam.pk
+
+
+@pytest.mark.django_db
+def test_tokens_come_from_username_and_password(sam: Any) -> None:
+    reply = APIClient().post("/api/token/", {"username": "sam", "password": "password-123"}, format="json")
+    assert reply.status_code == 200 and reply.json()["token"] == Token.objects.get(user=sam).key
+    assert APIClient().post("/api/token/", {"username": "sam", "password": "wrong"}, format="json").status_code == 400
+    call_command("drf_create_token", "sam", "--reset", stdout=__import__("io").StringIO())
+    assert Token.objects.get(user=sam).key != reply.json()["token"]
+
+
+@pytest.mark.django_db
+def test_nothing_left_is_a_clear_reply(sam: Any, problem_factory: Any) -> None:
+    problem_factory("Closed.", module="closed", labels=["nchoosek"])
+    body = token_client(sam).get(f"/api/students/{sam.pk}/next").json()
+    assert body.keys() == NEXT_KEYS and body["problem"] is None and body["kind"] == "done"
