@@ -73,3 +73,19 @@ def test_the_demo_has_judged_triplets_within_modules_and_two_annotators(demo_cou
     from concepts.models import SelectedWord
 
     assert SelectedWord.objects.filter(selected_by__username="ta").count() == 240
+
+
+def test_the_demo_class_has_practised_once(demo_course: None) -> None:
+    from embeddings.selectors import class_progress
+    from problems.models import Attempt
+
+    attempts = Attempt.objects.count()
+    assert attempts > 100 and not Attempt.objects.exclude(problem__module__open_for_practice=True).exists()
+    call_command("load_demo", stdout=io.StringIO())
+    assert Attempt.objects.count() == attempts  # never twice
+    progress = class_progress()
+    names = {s.student.username for s in progress.students}
+    assert {f"demo-class-{i:02d}" for i in range(1, 13)} | {"student"} == names
+    stuck = [s.student.username for s in progress.stuck]
+    assert "demo-class-12" in stuck and len(stuck) < 6  # the one who never solves, and a few weaker ones
+    assert progress.failed_problems and progress.class_concepts

@@ -67,6 +67,7 @@ class Command(BaseCommand):
         self._labels(users)
         self._triplets(users)
         self._words(users)
+        self._practice()
 
     def _users(self) -> dict[str, Any]:
         User = get_user_model()
@@ -111,6 +112,38 @@ class Command(BaseCommand):
             created += 1
         self.stdout.write(f"Triplets: {created} new ({SimilarityTriplet.objects.filter(status='accepted').count()} accepted in all)")
 
+
+    def _practice(self) -> None:
+        """A class of 12 demo students (no login) who practised the open modules in the book's order,
+        each solving a problem with chance ability ** (number of its concepts): the class progress page
+        has a picture to show. The last of them is stuck. Once: never on a course with attempts."""
+        import random
+
+        from concepts.models import GroundTruthLabel
+        from problems.models import Attempt
+        from problems.roles import STUDENT
+
+        if Attempt.objects.exists():
+            return
+        User = get_user_model()
+        group = Group.objects.get(name=STUDENT)
+        problems = list(Problem.objects.filter(collection=DEMO_COLLECTION, released=True, module__open_for_practice=True).order_by("module__order", "id"))
+        sizes: dict[int, int] = {}
+        for pid in GroundTruthLabel.objects.filter(problem__in=problems).values_list("problem_id", flat=True):
+            sizes[pid] = sizes.get(pid, 0) + 1
+        rng = random.Random(7)
+        attempts = []
+        for i in range(12):
+            student, _ = User.objects.get_or_create(username=f"demo-class-{i + 1:02d}", defaults={"first_name": f"Student {i + 1}"})
+            student.groups.add(group)
+            ability = 0.95 - 0.05 * i
+            for problem in problems[: rng.randint(8, 40)]:
+                solved = rng.random() < ability ** sizes.get(problem.pk, 1) and i != 11
+                verdict = "correct" if solved and problem.answer else "solved" if solved else "not_solved"
+                attempts.append(Attempt(student=student, problem=problem, verdict=verdict, outcome=1.0 if solved else 0.0,
+                                        recommended_because="demo history (the book's order)"))
+        Attempt.objects.bulk_create(attempts)
+        self.stdout.write(f"Demo class: 12 students with {len(attempts)} attempts (see Class progress)")
 
     def _words(self, users: dict[str, Any]) -> None:
         """The demo TA's word selection (the informative words of the bank), if the demo ships one."""
