@@ -148,7 +148,10 @@ def test_both_multiplication_orders_give_the_same_logits() -> None:
 
 
 def test_rounds_trained_together_match_rounds_trained_alone() -> None:
-    bags = torch.rand(30, 7)
+    # Batched and single matmuls sum in different orders, and Adam's g/sqrt(v) magnifies that float32
+    # noise where a gradient is near zero: over 60 seeds the weights differed by up to 5e-4 (11 of 60
+    # beyond 1e-4). Seeded data and a 1e-3 tolerance; training a round on another round's problems differs by 0.34.
+    bags = torch.rand(30, 7, generator=torch.Generator().manual_seed(3))
     problems = [[0, 1, 2, 3, 4, 5], [6, 7, 8], [9, 10, 11, 12, 13, 14, 15, 16]]
     targets = [[1, 0, 1, 0, 1, 0], [1, 0, 0], [1, 1, 0, 0, 1, 0, 1, 0]]
     together = _nets(3)
@@ -156,9 +159,9 @@ def test_rounds_trained_together_match_rounds_trained_alone() -> None:
     for r in range(3):
         alone = _nets(1, seeds=[r])
         train(alone, bags, Batch.pad([problems[r]], [targets[r]]), epochs=25, lr=0.01)
-        assert torch.allclose(together.W1[r], alone.W1[0], atol=1e-4)
-        assert torch.allclose(together.E[r], alone.E[0], atol=1e-4)
-        assert torch.allclose(predict(together, bags, torch.arange(30))[r], predict(alone, bags, torch.arange(30))[0], atol=1e-4)
+        assert torch.allclose(together.W1[r], alone.W1[0], atol=1e-3)
+        assert torch.allclose(together.E[r], alone.E[0], atol=1e-3)
+        assert torch.allclose(predict(together, bags, torch.arange(30))[r], predict(alone, bags, torch.arange(30))[0], atol=1e-3)
 
 
 def test_a_round_without_problems_in_a_phase_keeps_its_weights() -> None:
