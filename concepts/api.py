@@ -16,7 +16,15 @@ from rest_framework.response import Response
 
 from concepts.models import ConceptRule, ExtractionRun, ExtractorReport
 from concepts.selectors import concept_get, extraction_run_get, report_get, rule_preview, rule_versions
-from concepts.services import RuleRejected, extraction_run_start, extractor_report_start, rule_revert, rule_save
+from concepts.services import (
+    LabelsConflict,
+    RuleConflict,
+    RuleRejected,
+    extraction_run_start,
+    extractor_report_start,
+    rule_revert,
+    rule_save,
+)
 
 
 def perm(read: str, write: str | None = None) -> type[BasePermission]:
@@ -53,6 +61,16 @@ class RuleInput(serializers.Serializer):
     ignore_case = serializers.BooleanField(default=True)
     enabled = serializers.BooleanField(default=True)
     message = serializers.CharField(required=False, allow_blank=True, default="", max_length=300)
+    base_version = serializers.IntegerField(required=False, allow_null=True, default=None, min_value=0)
+
+
+class RevertInput(serializers.Serializer):
+    base_version = serializers.IntegerField(required=False, allow_null=True, default=None, min_value=0)
+
+
+def _rule_conflict(exc: RuleConflict) -> Response:
+    current = RuleOutput(exc.rule).data if exc.rule else None
+    return Response({"detail": exc.message, "current": current, "diff": exc.diff}, status=status.HTTP_409_CONFLICT)
 
 
 class PreviewInput(serializers.Serializer):
@@ -107,6 +125,8 @@ def rule_detail_api(request: Request, slug: str) -> Response:
             rule = rule_save(concept=concept, user=request.user, **data.validated_data)
         except RuleRejected as exc:
             return Response({"pattern": [str(exc)], "position": exc.position}, status=status.HTTP_400_BAD_REQUEST)
+        except RuleConflict as exc:
+            return _rule_conflict(exc)
         return Response(RuleOutput(rule).data)
     rule = get_object_or_404(ConceptRule.objects.select_related("concept", "updated_by"), concept=concept)
     return Response({**RuleOutput(rule).data, "versions": RuleVersionOutput(rule_versions(rule), many=True).data})
@@ -116,10 +136,14 @@ def rule_detail_api(request: Request, slug: str) -> Response:
 @permission_classes([perm("concepts.change_conceptrule", "concepts.change_conceptrule")])
 def rule_revert_api(request: Request, slug: str, number: int) -> Response:
     rule = get_object_or_404(ConceptRule, concept=concept_get(slug))
+    data = RevertInput(data=request.data)
+    data.is_valid(raise_exception=True)
     try:
-        rule = rule_revert(rule=rule, number=number, user=request.user)
+        rule = rule_revert(rule=rule, number=number, user=request.user, **data.validated_data)
     except RuleRejected as exc:
         return Response({"detail": str(exc)}, status=status.HTTP_400_BAD_REQUEST)
+    except RuleConflict as exc:
+        return _rule_conflict(exc)
     return Response(RuleOutput(rule).data)
 
 
@@ -184,6 +208,13 @@ def report_detail_api(request: Request, pk: int) -> Response:
 
 class LabelsInput(serializers.Serializer):
     concepts = serializers.ListField(child=serializers.CharField(), allow_empty=True)
+    base_version = serializers.IntegerField(required=False, allow_null=True, default=None, min_value=0)
+
+
+def _labels_conflict(exc: LabelsConflict) -> Response:
+    current = {"concepts": exc.saved, "version": exc.version, "updated_by": exc.updated_by, "updated_at": exc.updated_at}
+    body = {"detail": exc.message, "current": current, "diff": exc.diff, "add": exc.add, "remove": exc.remove}
+    return Response(body, status=status.HTTP_409_CONFLICT)
 
 
 def _concepts_from_slugs(slugs: list[str]) -> tuple[list[Any], list[str]]:
@@ -210,13 +241,17 @@ def labels_api(request: Request, pk: int) -> Response:
         if unknown:
             return Response({"concepts": [f"unknown concept(s): {', '.join(unknown)}"]}, status=status.HTTP_400_BAD_REQUEST)
         try:
-            labels_set(problem=problem, annotator=request.user, concepts=concepts)
+            labels_set(problem=problem, annotator=request.user, concepts=concepts, base_version=data.validated_data["base_version"])
         except LabelsRejected as exc:
             return Response({"concepts": [str(exc)]}, status=status.HTTP_400_BAD_REQUEST)
+        except LabelsConflict as exc:
+            return _labels_conflict(exc)
     page = label_page(problem=problem, user=request.user, show_others=request.user.has_perm("concepts.resolve_labels"))
-    body: dict[str, Any] = {"problem": problem.pk, "ground_truth": page.truth, "mine": page.mine, "suggestions": page.suggestions}
+    body: dict[str, Any] = {
+        "problem": problem.pk, "ground_truth": page.truth, "mine": page.mine, "mine_version": page.mine_version, "suggestions": page.suggestions,
+    }
     if request.user.has_perm("concepts.resolve_labels"):
-        body.update(annotators=page.others, resolution=page.resolution)
+        body.update(annotators=page.others, resolution=page.resolution, resolution_version=page.resolution_version)
     return Response(body)
 
 
@@ -233,7 +268,11 @@ def labels_resolve_api(request: Request, pk: int) -> Response:
     if unknown:
         return Response({"concepts": [f"unknown concept(s): {', '.join(unknown)}"]}, status=status.HTTP_400_BAD_REQUEST)
     try:
-        resolution = labels_resolve(problem=problem, concepts=concepts, user=request.user)
+        resolution = labels_resolve(problem=problem, concepts=concepts, user=request.user, base_version=data.validated_data["base_version"])
     except LabelsRejected as exc:
         return Response({"concepts": [str(exc)]}, status=status.HTTP_400_BAD_REQUEST)
-    return Response({"problem": problem.pk, "ground_truth": sorted(resolution.concepts.values_list("slug", flat=True))})
+    except LabelsConflict as exc:
+        return _labels_conflict(exc)
+    return Response(
+        {"problem": problem.pk, "ground_truth": sorted(resolution.concepts.values_list("slug", flat=True)), "resolution_version": resolution.version}
+    )

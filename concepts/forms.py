@@ -24,6 +24,8 @@ class RuleForm(forms.Form):
     ignore_case = forms.BooleanField(required=False, initial=True)
     enabled = forms.BooleanField(required=False, initial=True)
     message = forms.CharField(required=False, max_length=300, label="Change note")
+    # The version the page was loaded from; the save is refused if the rule has moved on since.
+    base_version = forms.IntegerField(required=False, min_value=0, widget=forms.HiddenInput)
 
     def clean(self) -> dict[str, Any]:
         data = super().clean()

@@ -149,6 +149,7 @@ class LabelSet(models.Model):
     problem = models.ForeignKey("problems.Problem", on_delete=models.CASCADE, related_name="label_sets")
     annotator = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="label_sets")
     concepts = models.ManyToManyField(Concept, blank=True, related_name="+")
+    version = models.PositiveIntegerField(default=0, help_text="Bumped whenever the set changes; pages send it back to detect stale saves.")
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -165,6 +166,7 @@ class LabelResolution(models.Model):
 
     problem = models.OneToOneField("problems.Problem", on_delete=models.CASCADE, related_name="label_resolution")
     concepts = models.ManyToManyField(Concept, blank=True, related_name="+")
+    version = models.PositiveIntegerField(default=0, help_text="Bumped whenever the set changes; pages send it back to detect stale saves.")
     resolved_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
     resolved_at = models.DateTimeField(auto_now=True)
 

@@ -304,6 +304,8 @@ class LabelPage:
     neural: list[tuple[str, float]]  # (slug, probability) from the latest neural experiment, not yet in my labels
     others: dict[str, list[str]]  # annotator username -> slugs (shown to head TAs only)
     resolution: list[str] | None
+    mine_version: int = 0  # versions the page sends back, so a stale save is refused (services.LabelsConflict)
+    resolution_version: int = 0
 
 
 def label_page(*, problem: Problem, user: Any, show_others: bool) -> LabelPage:
@@ -311,11 +313,12 @@ def label_page(*, problem: Problem, user: Any, show_others: bool) -> LabelPage:
 
     sets = LabelSet.objects.filter(problem=problem).select_related("annotator").prefetch_related("concepts")
     mine: list[str] = []
+    mine_version = 0
     others: dict[str, list[str]] = {}
     for label_set in sets:
         slugs = sorted(c.slug for c in label_set.concepts.all())
         if label_set.annotator_id == user.pk:
-            mine = slugs
+            mine, mine_version = slugs, label_set.version
         elif show_others:
             others[label_set.annotator.get_username()] = slugs
     truth = sorted(GroundTruthLabel.objects.filter(problem=problem).values_list("concept__slug", flat=True))
@@ -328,6 +331,8 @@ def label_page(*, problem: Problem, user: Any, show_others: bool) -> LabelPage:
         neural=[(slug, p) for slug, p in neural_for_problem(problem) if slug not in mine],
         others=others,
         resolution=sorted(resolution.concepts.values_list("slug", flat=True)) if resolution else None,
+        mine_version=mine_version,
+        resolution_version=resolution.version if resolution else 0,
     )
 
 

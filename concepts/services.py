@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import hashlib
 import json
 import logging
@@ -87,6 +88,51 @@ class RuleRejected(ValueError):
         super().__init__(message + (f" at position {position}" if position is not None else ""))
 
 
+def _when(moment: Any) -> str:
+    return timezone.localtime(moment).strftime("%Y-%m-%d %H:%M") if moment else "an unknown time"
+
+
+def _rule_lines(pattern: str, flags: dict[str, bool]) -> list[str]:
+    return pattern.splitlines() + [f"[{name} = {'yes' if on else 'no'}]" for name, on in flags.items()]
+
+
+def rule_diff(*, saved: ConceptRule | None, pattern: str, ignore_case: bool, enabled: bool) -> str:
+    """A unified diff from the saved rule to a submitted one (what saving it would change).
+
+    The flags appear as extra lines only where they differ, so a pattern-only change reads as one.
+    """
+    saved_pattern = saved.pattern if saved else ""
+    saved_flags = {"ignore_case": saved.ignore_case, "enabled": saved.enabled} if saved else {}
+    mine = {"ignore_case": ignore_case, "enabled": enabled}
+    differ = [name for name in mine if saved is None or saved_flags[name] != mine[name]]
+    label = f"saved (version {saved.version})" if saved else "saved (no rule)"
+    lines = difflib.unified_diff(
+        _rule_lines(saved_pattern, {n: saved_flags[n] for n in differ if saved}),
+        _rule_lines(pattern, {n: mine[n] for n in differ}),
+        fromfile=label,
+        tofile="yours",
+        lineterm="",
+    )
+    return "\n".join(lines)
+
+
+class RuleConflict(Exception):
+    """The rule changed after the editor loaded `base_version`; nothing was saved.
+
+    `rule` is the saved rule now (None if it is gone) and `diff` goes from it to what was submitted.
+    """
+
+    def __init__(self, *, rule: ConceptRule | None, base_version: int, diff: str):
+        self.rule, self.base_version, self.diff = rule, base_version, diff
+        self.version = rule.version if rule else 0
+        who = rule.updated_by.get_username() if rule and rule.updated_by else "someone"
+        self.message = (
+            f"The rule was changed by {who} at {_when(rule.updated_at if rule else None)} since you opened it "
+            f"(you started from version {base_version}; it is now version {self.version}). Nothing was saved."
+        )
+        super().__init__(self.message)
+
+
 @transaction.atomic
 def rule_save(
     *,
@@ -96,8 +142,14 @@ def rule_save(
     enabled: bool = True,
     user: Any = None,
     message: str = "",
+    base_version: int | None = None,
 ) -> ConceptRule:
-    """Save a concept's rule as a new version; refuse invalid or runaway patterns."""
+    """Save a concept's rule as a new version; refuse invalid or runaway patterns.
+
+    `base_version` is the version the editor started from (0: no rule yet). When given and the rule
+    has moved on since, RuleConflict is raised instead of overwriting someone else's version.
+    None skips the check (scripts, the demo loader, API clients that do not send it).
+    """
     try:
         engine = extraction.check_pattern(pattern, ignore_case)
         if engine == extraction.ENGINE_BACKTRACKING:
@@ -111,11 +163,20 @@ def rule_save(
         raise RuleRejected(
             f"the pattern took longer than {exc.seconds:g}s on one problem of the bank (catastrophic backtracking)"
         ) from None
-    rule = ConceptRule.objects.select_for_update().filter(concept=concept).order_by("pk").first()
+    # Lock the concept, not just the rule: there is no rule row to lock before the first save, and two
+    # first saves must still queue behind each other and compare versions.
+    list(Concept.objects.select_for_update().filter(pk=concept.pk).order_by().values_list("pk"))
+    rule = ConceptRule.objects.select_related("updated_by").filter(concept=concept).order_by("pk").first()
+    if rule is not None and (rule.pattern, rule.ignore_case, rule.enabled) == (pattern, ignore_case, enabled):
+        return rule  # nothing changed (or both editors typed the same): no new version, nothing to lose
+    if base_version is not None and base_version != (rule.version if rule else 0):
+        raise RuleConflict(
+            rule=rule,
+            base_version=base_version,
+            diff=rule_diff(saved=rule, pattern=pattern, ignore_case=ignore_case, enabled=enabled),
+        )
     if rule is None:
         rule = ConceptRule(concept=concept)
-    elif (rule.pattern, rule.ignore_case, rule.enabled) == (pattern, ignore_case, enabled):
-        return rule  # nothing changed: no new version
     rule.pattern, rule.ignore_case, rule.enabled = pattern, ignore_case, enabled
     rule.version += 1
     rule.updated_by = user
@@ -132,7 +193,7 @@ def rule_save(
     return rule
 
 
-def rule_revert(*, rule: ConceptRule, number: int, user: Any = None) -> ConceptRule:
+def rule_revert(*, rule: ConceptRule, number: int, user: Any = None, base_version: int | None = None) -> ConceptRule:
     old = rule.versions.filter(number=number).first()
     if old is None:
         raise RuleRejected(f"{rule.concept.slug} has no version {number}")
@@ -143,6 +204,7 @@ def rule_revert(*, rule: ConceptRule, number: int, user: Any = None) -> ConceptR
         enabled=old.enabled,
         user=user,
         message=f"Revert to version {number}",
+        base_version=base_version,
     )
 
 
@@ -309,24 +371,84 @@ def ground_truth_recompute(*, problem: Problem, user: Any = None) -> None:
         _ground_truth_write(problem, set(sets[0]), user)
 
 
+class LabelsConflict(Exception):
+    """A label set (or resolution) changed after the page loaded `base_version`; nothing was saved.
+
+    `saved` are the slugs saved now; `add` and `remove` are what saving the submitted set would change.
+    """
+
+    def __init__(self, *, what: str, by: Any, at: Any, version: int, base_version: int, saved: set[str], submitted: set[str]):
+        self.version, self.base_version = version, base_version
+        self.saved = sorted(saved)
+        self.add, self.remove = sorted(submitted - saved), sorted(saved - submitted)
+        self.updated_by = by.get_username() if by else None
+        self.updated_at = at
+        self.diff = ", ".join([f"+ {s}" for s in self.add] + [f"− {s}" for s in self.remove])
+        self.message = (
+            f"{what} changed by {self.updated_by or 'someone'} at {_when(at)} since you opened this page "
+            f"(you started from version {base_version}; it is now version {version}). Nothing was saved."
+        )
+        super().__init__(self.message)
+
+
+def _problem_lock(problem: Problem) -> None:
+    # One label write per problem at a time: the version check and the ground-truth recompute both
+    # read what another annotator's save may be writing, and a first save has no row of its own to lock.
+    list(Problem.objects.select_for_update().filter(pk=problem.pk).order_by().values_list("pk"))
+
+
+def _slugs(concepts: Any) -> set[str]:
+    return {c.slug for c in concepts}
+
+
 @transaction.atomic
-def labels_set(*, problem: Problem, annotator: Any, concepts: list[Concept]) -> LabelSet:
-    """Save one annotator's labels of a problem and bring the ground truth up to date."""
+def labels_set(*, problem: Problem, annotator: Any, concepts: list[Concept], base_version: int | None = None) -> LabelSet:
+    """Save one annotator's labels of a problem and bring the ground truth up to date.
+
+    `base_version` is the version of the annotator's set the page showed (0: none yet). When given and
+    the set has changed since (another tab, the API), LabelsConflict is raised and nothing is written.
+    """
     if not concepts:
         raise LabelsRejected("an empty label set: choose at least one concept")
+    _problem_lock(problem)
     label_set, _ = LabelSet.objects.get_or_create(problem=problem, annotator=annotator)
-    label_set.concepts.set(concepts)
-    label_set.save(update_fields=["updated_at"])
+    saved = _slugs(label_set.concepts.all())
+    if saved != _slugs(concepts):
+        if base_version is not None and base_version != label_set.version:
+            raise LabelsConflict(
+                what="Your labels of this problem were", by=annotator, at=label_set.updated_at,
+                version=label_set.version, base_version=base_version, saved=saved, submitted=_slugs(concepts),
+            )
+        label_set.concepts.set(concepts)
+        label_set.version += 1
+    label_set.save(update_fields=["updated_at", "version"])
     ground_truth_recompute(problem=problem, user=annotator)
     return label_set
 
 
 @transaction.atomic
-def labels_resolve(*, problem: Problem, concepts: list[Concept], user: Any) -> LabelResolution:
-    """The head TA decides a problem's ground truth."""
+def labels_resolve(*, problem: Problem, concepts: list[Concept], user: Any, base_version: int | None = None) -> LabelResolution:
+    """The head TA decides a problem's ground truth.
+
+    `base_version` works as in labels_set, against the problem's resolution (0: not resolved yet), so
+    two head TAs resolving the same problem from stale pages cannot silently undo each other.
+    """
     if not concepts:
         raise LabelsRejected("an empty label set: choose at least one concept")
-    resolution, _ = LabelResolution.objects.get_or_create(problem=problem, defaults={"resolved_by": user})
+    _problem_lock(problem)
+    resolution = LabelResolution.objects.select_related("resolved_by").filter(problem=problem).first()
+    saved = _slugs(resolution.concepts.all()) if resolution else set()
+    current = resolution.version if resolution else 0
+    if saved != _slugs(concepts) and base_version is not None and base_version != current:
+        raise LabelsConflict(
+            what="The resolution of this problem was", by=resolution.resolved_by if resolution else None,
+            at=resolution.resolved_at if resolution else None, version=current, base_version=base_version,
+            saved=saved, submitted=_slugs(concepts),
+        )
+    if resolution is None:
+        resolution = LabelResolution(problem=problem)
+    if saved != _slugs(concepts):
+        resolution.version += 1
     resolution.resolved_by = user
     resolution.save()
     resolution.concepts.set(concepts)

@@ -23,6 +23,7 @@ from concepts.selectors import (
     rule_versions,
 )
 from concepts.services import (
+    RuleConflict,
     RuleRejected,
     extraction_run_start,
     extractor_report_start,
@@ -48,10 +49,13 @@ def _preview_context(concept: Any, pattern: str, ignore_case: bool, module_ids: 
 @require_http_methods(["GET", "POST"])
 def rule_edit(request: HttpRequest, slug: str) -> HttpResponse:
     concept = concept_get(slug)
-    rule = ConceptRule.objects.filter(concept=concept).first()
-    initial = {"pattern": rule.pattern, "ignore_case": rule.ignore_case, "enabled": rule.enabled} if rule else {}
+    rule = ConceptRule.objects.select_related("updated_by").filter(concept=concept).first()
+    initial: dict[str, Any] = {"base_version": rule.version if rule else 0}
+    if rule:
+        initial.update(pattern=rule.pattern, ignore_case=rule.ignore_case, enabled=rule.enabled)
     form = RuleForm(request.POST or None, initial=initial)
     module_ids = [int(m) for m in request.POST.getlist("modules") or request.GET.getlist("modules") if m.isdigit()]
+    conflict = None
     if request.method == "POST":
         if not request.user.has_perm("concepts.change_conceptrule"):
             raise Http404
@@ -65,11 +69,18 @@ def rule_edit(request: HttpRequest, slug: str) -> HttpResponse:
                     enabled=data["enabled"],
                     user=request.user,
                     message=data["message"],
+                    base_version=data["base_version"],
                 )
                 messages.success(request, f"Saved the rule of {concept.slug}.")
                 return redirect("concepts:rule-edit", slug=concept.slug)
             except RuleRejected as exc:
                 form.add_error("pattern", f"Invalid pattern: {exc}")
+            except RuleConflict as exc:
+                # Keep what the TA typed, now based on the saved version: saving again is a deliberate overwrite.
+                conflict, rule = exc, exc.rule
+                resubmit = request.POST.copy()
+                resubmit["base_version"] = str(exc.version)
+                form = RuleForm(resubmit, initial=initial)
     if request.method == "GET" and "pattern" in request.GET:
         # "Preview without JavaScript": the typed pattern comes back as a GET, previewed and not saved.
         form = RuleForm(request.GET, initial=initial)
@@ -80,9 +91,11 @@ def rule_edit(request: HttpRequest, slug: str) -> HttpResponse:
         "rule": rule,
         "modules": Module.objects.all(),
         "module_ids": module_ids,
+        "conflict": conflict,
         **_preview_context(concept, pattern, ignore_case, module_ids),
     }
-    return render(request, "concepts/rule_edit.html", context)
+    # A plain form POST (htmx only drives the preview), so the conflict can say 409 and still be a full page.
+    return render(request, "concepts/rule_edit.html", context, status=409 if conflict else 200)
 
 
 @permission_required("concepts.preview_conceptrule")
@@ -96,6 +109,11 @@ def rule_preview_view(request: HttpRequest) -> HttpResponse:
     context = _preview_context(concept, data["pattern"], data["ignore_case"], [m.id for m in data["modules"]])
     # Errors come back with status 200 so htmx swaps them into the panel.
     return render(request, "concepts/rule_edit.html#rule-preview", context)
+
+
+def _base_version(value: str | None) -> int | None:
+    """The version a page was loaded from, sent back in a hidden field; None (no check) if absent."""
+    return int(value) if value and value.isdigit() else None
 
 
 @permission_required("concepts.view_conceptruleversion")
@@ -115,10 +133,12 @@ def rule_revert_view(request: HttpRequest, slug: str, number: int) -> HttpRespon
     if rule is None:
         raise Http404("No rule")
     try:
-        rule_revert(rule=rule, number=number, user=request.user)
+        rule_revert(rule=rule, number=number, user=request.user, base_version=_base_version(request.POST.get("base_version")))
         messages.success(request, f"Reverted {slug} to version {number}.")
     except RuleRejected as exc:
         messages.error(request, str(exc))
+    except RuleConflict as exc:
+        messages.error(request, f"{exc.message} Check the history below and revert again if you still want to.")
     return redirect("concepts:rule-history", slug=slug)
 
 
@@ -242,7 +262,7 @@ def label_next(request: HttpRequest) -> HttpResponse:
 def label_problem(request: HttpRequest, pk: int) -> HttpResponse:
     from concepts.models import Concept
     from concepts.selectors import LABEL_QUEUES, concepts_for_picker, label_page, label_queue_ids
-    from concepts.services import LabelsRejected, labels_resolve, labels_set
+    from concepts.services import LabelsConflict, LabelsRejected, labels_resolve, labels_set
     from problems.selectors import problem_get_for_user
 
     problem = problem_get_for_user(request.user, pk)
@@ -250,6 +270,7 @@ def label_problem(request: HttpRequest, pk: int) -> HttpResponse:
     if queue not in LABEL_QUEUES:
         queue = "mine"
     can_resolve = request.user.has_perm("concepts.resolve_labels")
+    conflict, checked = None, None
     if request.method == "POST":
         slugs = request.POST.getlist("concepts")
         concepts = list(Concept.objects.filter(slug__in=slugs))
@@ -257,18 +278,28 @@ def label_problem(request: HttpRequest, pk: int) -> HttpResponse:
             if request.POST.get("action") == "resolve":
                 if not can_resolve:
                     raise Http404
-                labels_resolve(problem=problem, concepts=concepts, user=request.user)
+                labels_resolve(
+                    problem=problem, concepts=concepts, user=request.user,
+                    base_version=_base_version(request.POST.get("resolution_base_version")),
+                )
                 messages.success(request, "Ground truth resolved.")
             else:
-                labels_set(problem=problem, annotator=request.user, concepts=concepts)
+                labels_set(
+                    problem=problem, annotator=request.user, concepts=concepts,
+                    base_version=_base_version(request.POST.get("base_version")),
+                )
                 messages.success(request, f"Saved {len(concepts)} label{'s' if len(concepts) != 1 else ''}.")
         except LabelsRejected as exc:
             messages.error(request, str(exc).capitalize() + ".")
             return redirect(f"{reverse('concepts:label', args=[pk])}?queue={queue}")
-        ids = label_queue_ids(queue=queue, user=request.user)
-        _, following, _ = _queue_neighbours(ids, pk)
-        target = following if request.POST.get("then") != "stay" and following else pk
-        return redirect(f"{reverse('concepts:label', args=[target])}?queue={queue}")
+        except LabelsConflict as exc:
+            # Re-render with the submitted choice still ticked and the current versions as the new base.
+            conflict, checked = exc, sorted(c.slug for c in concepts)
+        else:
+            ids = label_queue_ids(queue=queue, user=request.user)
+            _, following, _ = _queue_neighbours(ids, pk)
+            target = following if request.POST.get("then") != "stay" and following else pk
+            return redirect(f"{reverse('concepts:label', args=[target])}?queue={queue}")
     ids = label_queue_ids(queue=queue, user=request.user)
     previous, following, position = _queue_neighbours(ids, pk)
     page = label_page(problem=problem, user=request.user, show_others=can_resolve)
@@ -278,6 +309,8 @@ def label_problem(request: HttpRequest, pk: int) -> HttpResponse:
         {
             "problem": problem,
             "page": page,
+            "conflict": conflict,
+            "checked": page.mine if checked is None else checked,
             "picker": concepts_for_picker(),
             "queue": queue,
             "queue_title": LABEL_QUEUES[queue],
@@ -287,6 +320,7 @@ def label_problem(request: HttpRequest, pk: int) -> HttpResponse:
             "following": following,
             "can_resolve": can_resolve,
         },
+        status=409 if conflict else 200,
     )
 
 
