@@ -1,0 +1,261 @@
+"""Backup and restore: export_course / import_course carry the whole course (the demo course, with
+extraction runs, a report, embedding runs, a neural experiment and its suggestions) and nothing
+is written when a file or the target database is wrong."""
+
+from __future__ import annotations
+
+import copy
+import gzip
+import io
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from django.apps import apps
+from django.contrib.auth import get_user_model
+from django.core.management import CommandError, call_command
+
+from concepts.models import ConceptRuleVersion, LabelResolution, LabelSet
+from embeddings.backup import COURSE_MODELS, FORMAT, course_export
+from embeddings.models import ActiveEmbedding, EmbeddingRun
+from embeddings.selectors import accepted_triplets, active_run, next_problem_for, run_arrays, triplet_table
+from problems.models import Attempt, Problem
+
+METHODS = "prob2vec,onehot,svd"
+
+
+def quiet() -> dict[str, io.StringIO]:
+    return {"stdout": io.StringIO(), "stderr": io.StringIO()}
+
+
+def table_counts() -> dict[str, int]:
+    User = get_user_model()
+    through = [LabelSet.concepts.through, LabelResolution.concepts.through, User.groups.through, User.user_permissions.through]
+    return {m._meta.label: m.objects.count() for m in (*COURSE_MODELS, User, *through)}
+
+
+def wipe_everything() -> None:
+    """An empty course and no users, as on a fresh `migrate` (which makes the role groups)."""
+    ActiveEmbedding.objects.all().delete()
+    for model in COURSE_MODELS:
+        model.objects.all().delete()
+    get_user_model().objects.all().delete()
+
+
+def rule_history() -> list[tuple[Any, ...]]:
+    rows = ConceptRuleVersion.objects.order_by("rule__concept__slug", "number").values_list(
+        "rule__concept__slug", "number", "pattern", "ignore_case", "enabled", "message", "author__username", "created_at"
+    )
+    return list(rows)
+
+
+def report_json() -> dict[str, Any]:
+    out = io.StringIO()
+    call_command("extractor_report", "--json", stdout=out)
+    return json.loads(out.getvalue())
+
+
+def evaluate_json() -> dict[str, Any]:
+    out = io.StringIO()
+    call_command("evaluate_triplets", "--methods", METHODS, "--json", stdout=out, stderr=io.StringIO())
+    return json.loads(out.getvalue())
+
+
+def attempts() -> list[tuple[Any, ...]]:
+    return list(Attempt.objects.order_by("id").values_list(
+        "student__username", "problem__collection", "problem__source_id", "verdict", "outcome", "answer", "recommended_because", "created_at"
+    ))
+
+
+def active_vectors() -> tuple[int, list[tuple[str, str]], np.ndarray]:
+    run = active_run()
+    assert run is not None
+    ids, vectors = run_arrays(run)
+    keys = dict((pid, (c, s)) for pid, c, s in Problem.objects.values_list("id", "collection", "source_id"))
+    return run.dim, [keys[int(pid)] for pid in ids], vectors.copy()
+
+
+def comparable(data: dict[str, Any]) -> dict[str, Any]:
+    """An export without what a restore may change: the time, the jobs' file keys (old ids), fingerprints."""
+    data = copy.deepcopy(data)
+    data.pop("exported_at")
+    renumber: dict[str, dict[Any, int]] = {}
+    for kind in ("extraction_runs", "extractor_reports", "embedding_runs", "neural_experiments"):
+        renumber[kind] = {r["key"]: i for i, r in enumerate(data[kind])}
+        for r in data[kind]:
+            r["key"] = renumber[kind][r["key"]]
+            r.pop("fingerprint", None)
+    for r in data["embedding_runs"]:
+        if r["extraction_run"] is not None:
+            r["extraction_run"] = renumber["extraction_runs"][r["extraction_run"]]
+    if data["active_embedding"]:
+        data["active_embedding"]["run"] = renumber["embedding_runs"][data["active_embedding"]["run"]]
+    return data
+
+
+@pytest.fixture
+def demo_with_runs(demo_course: None) -> None:
+    """The demo course with everything a course accumulates: a head TA's resolution, an extraction
+    run, a report, embedding runs of both sources, and a neural experiment with suggestions (rows
+    written here: training one takes longer than everything else in this file)."""
+    from concepts.models import Concept, NeuralExperiment, NeuralSuggestion
+    from concepts.services import labels_resolve
+
+    disputed = LabelSet.objects.filter(annotator__username="ta2").order_by("problem__source_id").first()
+    assert disputed is not None
+    labels_resolve(problem=disputed.problem, concepts=list(disputed.concepts.all()), user=get_user_model().objects.get(username="headta"))
+    call_command("extract_concepts", **quiet())
+    report_json()
+    evaluate_json()
+    experiment = NeuralExperiment.objects.create(
+        concepts=["nchoosek"], schemes=["down-sampling"], rounds=1, params={"epochs": 5}, status="done", progress=1.0,
+        results={"rounds": 1, "best": {"nchoosek": "down-sampling"}, "schemes": {"down-sampling": {"fn": 0.5, "fp": 0.25}}},
+    )
+    nchoosek = Concept.objects.get(slug="nchoosek")
+    NeuralSuggestion.objects.bulk_create(
+        NeuralSuggestion(experiment=experiment, problem=p, concept=nchoosek, scheme="down-sampling", probability=0.1 * i,
+                         predicted=i >= 5, in_labels=None if i == 0 else i % 2 == 0, in_rules=i % 3 == 0)
+        for i, p in enumerate(Problem.objects.order_by("id")[:10])
+    )
+
+
+def test_every_model_of_the_course_apps_is_backed_up() -> None:
+    models = {m for label in ("problems", "concepts", "embeddings") for m in apps.get_app_config(label).get_models()}
+    assert models == set(COURSE_MODELS)
+
+
+@pytest.mark.slow
+def test_the_demo_course_round_trips(demo_with_runs: None, tmp_path: Path) -> None:
+    before_eval = evaluate_json()
+    before_report = report_json()
+    before_history = rule_history()
+    before_table = triplet_table(accepted_triplets())
+    before_attempts = attempts()
+    before_vectors = active_vectors()
+    student = get_user_model().objects.get(username="demo-class-03")
+    before_next = next_problem_for(student)
+    before_counts = table_counts()
+    before_export = course_export()
+    assert before_export["format"] == FORMAT and before_export["counts"]["neural_suggestions"] > 0
+    assert all(before_export["counts"][kind] > 0 for kind in before_export["counts"])
+    old_ids = set(Problem.objects.values_list("id", flat=True))
+    path = tmp_path / "course.json.gz"
+    out = io.StringIO()
+    call_command("export_course", str(path), stdout=out)
+    assert "286 problems" in out.getvalue() and gzip.decompress(path.read_bytes()).startswith(b'{"format":')
+
+    wipe_everything()
+    assert Problem.objects.count() == 0 and get_user_model().objects.count() == 0
+    out = io.StringIO()
+    call_command("import_course", str(path), stdout=out)
+    assert "286 problems" in out.getvalue() and "130 concepts" in out.getvalue()
+
+    assert not old_ids & set(Problem.objects.values_list("id", flat=True))  # new ids: only natural keys survived
+    assert table_counts() == before_counts
+    assert rule_history() == before_history
+    assert attempts() == before_attempts
+    dim, keys, vectors = active_vectors()
+    assert (dim, keys) == before_vectors[:2] and np.array_equal(vectors, before_vectors[2])
+    assert triplet_table(accepted_triplets()) == before_table
+    # Every field of every record, timestamps and password hashes included, reads back the same.
+    assert comparable(course_export()) == comparable(before_export)
+    # The restored runs are up to date: rebuilding reuses them rather than training again.
+    assert evaluate_json() == before_eval
+    assert EmbeddingRun.objects.count() == before_counts["embeddings.EmbeddingRun"]
+    assert report_json() == before_report
+    after_next = next_problem_for(get_user_model().objects.get(username="demo-class-03"))
+    assert before_next is not None and after_next is not None
+    assert (after_next[0].source_id, after_next[1].kind) == (before_next[0].source_id, before_next[1].kind)
+    assert get_user_model().objects.get(username="ta").check_password("demo-ta")
+    assert set(get_user_model().objects.get(username="headta").groups.values_list("name", flat=True)) == {"head_ta"}
+
+
+@pytest.fixture
+def small_backup(course: dict[str, Any], alice: Any, tmp_path: Path) -> Path:
+    """A backup of the small practice course (a prob2vec run, labels, an attempt) with a rule and a TA."""
+    from concepts.models import Concept
+    from concepts.services import rule_save
+    from problems.services import attempt_record
+
+    rule_save(concept=Concept.objects.get(slug="nchoosek"), pattern=r"\bchoose\b", user=alice, message="first")
+    attempt_record(student=alice, problem=course["count1"], answer="10")
+    path = tmp_path / "small.json"
+    call_command("export_course", str(path), **quiet())
+    return path
+
+
+def test_import_into_a_course_is_refused_and_changes_nothing(small_backup: Path) -> None:
+    before = table_counts()
+    with pytest.raises(CommandError, match=r"already holds a course \(.*problems.Problem.*--replace"):
+        call_command("import_course", str(small_backup), **quiet())
+    assert table_counts() == before
+
+
+def test_replace_deletes_the_course_first_and_keeps_users(small_backup: Path) -> None:
+    before, export = table_counts(), comparable(course_export())
+    Problem.objects.filter(title="Closed").update(title="Edited after the backup")
+    out = io.StringIO()
+    call_command("import_course", str(small_backup), "--replace", stdout=out, stderr=io.StringIO())
+    assert "already here, kept as they were" in out.getvalue()
+    assert table_counts() == before
+    assert comparable(course_export()) == export
+    assert Problem.objects.filter(title="Closed").exists()
+
+
+@pytest.mark.parametrize(
+    "break_it, message",
+    [
+        (lambda d: d["attempts"][0].update(problem=["test", "no-such-problem"]),
+         r"attempts\[0\]: 'problem' names an unknown problem \['test', 'no-such-problem'\]"),
+        (lambda d: d["labels"][3].update(concept="no-such-concept"), r"labels\[3\]: 'concept' names an unknown concept 'no-such-concept'"),
+        (lambda d: d["rules"][0]["versions"][0].update(author="nobody"), r"rules\[0\]\.versions\[0\]: 'author' names an unknown user 'nobody'"),
+        (lambda d: d["problems"][2].update(released="yes"), r"problems\[2\]: 'released' has the wrong type"),
+        (lambda d: d["problems"][4].update(source_id=d["problems"][0]["source_id"]), r"problems\[4\]: duplicate problem"),
+        (lambda d: d["embedding_runs"][0].update(dim=3), r"embedding_runs\[0\]: 'vectors' holds"),
+        (lambda d: d["problems"][1].update(colour="red"), r"problems\[1\]: unknown field\(s\) 'colour'"),
+        (lambda d: d["labels"].append(dict(d["labels"][0])), r"labels\[\d+\]: duplicate label \(problem, concept\)"),
+        (lambda d: d["attempts"][0].update(created_at="2026-13-45T00:00:00+00:00"), r"attempts\[0\]: 'created_at' must be an ISO 8601"),
+        (lambda d: d["triplets"].append({"anchor": ["test", "p1"], "positive": ["test", "p1"], "negative": ["test", "p2"]}),
+         r"triplets\[\d+\]: anchor, positive and negative must be three different problems"),
+        (lambda d: d.update(version=99), r"unsupported prob2vec-course version 99"),
+        (lambda d: d.update(format="something-else"), r"not a course backup: format is 'something-else'"),
+    ],
+)
+def test_a_broken_file_imports_nothing_and_says_where(small_backup: Path, tmp_path: Path, break_it: Any, message: str) -> None:
+    data = json.loads(small_backup.read_text())
+    break_it(data)
+    broken = tmp_path / "broken.json"
+    broken.write_text(json.dumps(data))
+    wipe_everything()
+    with pytest.raises(CommandError, match=message):
+        call_command("import_course", str(broken), **quiet())
+    assert all(n == 0 for n in table_counts().values())
+    assert get_user_model().objects.count() == 0
+
+
+def test_bad_json_and_bad_gzip_are_refused(tmp_path: Path, db: Any) -> None:
+    path = tmp_path / "bad.json"
+    path.write_text('{"format": "prob2vec-course", "version": 1, ')
+    with pytest.raises(CommandError, match=r"bad.json: not valid JSON: .* at line 1 column \d+; nothing was imported"):
+        call_command("import_course", str(path))
+    path.write_bytes(b"\x1f\x8b\x08\x00broken")
+    with pytest.raises(CommandError, match="not a valid gzip file"):
+        call_command("import_course", str(path))
+    with pytest.raises(CommandError, match="cannot read"):
+        call_command("import_course", str(tmp_path / "missing.json"))
+
+
+def test_standard_output_and_a_plain_file_round_trip(small_backup: Path, tmp_path: Path, monkeypatch: Any) -> None:
+    out, err = io.StringIO(), io.StringIO()
+    call_command("export_course", "-", stdout=out, stderr=err)
+    assert json.loads(out.getvalue())["counts"] == json.loads(small_backup.read_text())["counts"]
+    assert "Exported the course" in err.getvalue()
+    export, before = comparable(course_export()), table_counts()
+    wipe_everything()
+    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(out.getvalue().encode())))
+    call_command("import_course", "-", **quiet())
+    assert table_counts() == before and comparable(course_export()) == export
+    assert list(tmp_path.glob(".*.tmp")) == []  # the atomic write left no temporary file
+    assert small_backup.stat().st_mode & 0o077 == 0  # password hashes inside: owner only
