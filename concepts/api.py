@@ -8,6 +8,8 @@ from __future__ import annotations
 from typing import Any
 
 from django.shortcuts import get_object_or_404
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
 from rest_framework.decorators import api_view, permission_classes
 from rest_framework.permissions import BasePermission
@@ -68,6 +70,21 @@ class RevertInput(serializers.Serializer):
     base_version = serializers.IntegerField(required=False, allow_null=True, default=None, min_value=0)
 
 
+class RuleDetailOutput(RuleOutput):
+    versions = RuleVersionOutput(many=True)
+
+
+class ConflictOutput(serializers.Serializer):
+    """409: the object changed since `base_version`; nothing was saved."""
+
+    detail = serializers.CharField()
+    current = serializers.DictField()
+    diff = serializers.CharField()
+
+
+ERROR = OpenApiTypes.OBJECT  # {"detail": "..."} or {"field": ["..."]}
+
+
 def _rule_conflict(exc: RuleConflict) -> Response:
     current = RuleOutput(exc.rule).data if exc.rule else None
     return Response({"detail": exc.message, "current": current, "diff": exc.diff}, status=status.HTTP_409_CONFLICT)
@@ -107,6 +124,7 @@ class ReportOutput(serializers.Serializer):
         return {"fp_rate": report.fp_rate, "fn_rate": report.fn_rate}
 
 
+@extend_schema(operation_id="rules_list", summary="Every concept rule", responses={200: RuleOutput(many=True)})
 @api_view(["GET"])
 @permission_classes([perm("concepts.view_conceptrule")])
 def rule_list_api(request: Request) -> Response:
@@ -114,6 +132,11 @@ def rule_list_api(request: Request) -> Response:
     return Response(RuleOutput(rules, many=True).data)
 
 
+@extend_schema(methods=["GET"], summary="A rule with its versions", responses={200: RuleDetailOutput, 404: ERROR})
+@extend_schema(
+    methods=["PUT"], summary="Save a rule (a new version)", request=RuleInput,
+    responses={200: RuleOutput, 400: ERROR, 404: ERROR, 409: ConflictOutput},
+)
 @api_view(["GET", "PUT"])
 @permission_classes([perm("concepts.view_conceptrule", "concepts.change_conceptrule")])
 def rule_detail_api(request: Request, slug: str) -> Response:
@@ -132,6 +155,10 @@ def rule_detail_api(request: Request, slug: str) -> Response:
     return Response({**RuleOutput(rule).data, "versions": RuleVersionOutput(rule_versions(rule), many=True).data})
 
 
+@extend_schema(
+    summary="Revert a rule to an earlier version (a new version)", request=RevertInput,
+    responses={200: RuleOutput, 400: ERROR, 404: ERROR, 409: ConflictOutput},
+)
 @api_view(["POST"])
 @permission_classes([perm("concepts.change_conceptrule", "concepts.change_conceptrule")])
 def rule_revert_api(request: Request, slug: str, number: int) -> Response:
@@ -147,6 +174,37 @@ def rule_revert_api(request: Request, slug: str, number: int) -> Response:
     return Response(RuleOutput(rule).data)
 
 
+class PreviewStatsOutput(serializers.Serializer):
+    tp = serializers.IntegerField()
+    fp = serializers.IntegerField()
+    fn = serializers.IntegerField()
+    tn = serializers.IntegerField()
+    fp_rate = serializers.FloatField(allow_null=True)
+    fn_rate = serializers.FloatField(allow_null=True)
+
+
+class PreviewMatchOutput(serializers.Serializer):
+    problem = serializers.IntegerField()
+    spans = serializers.ListField(child=serializers.ListField(child=serializers.IntegerField()))
+    verdict = serializers.CharField(allow_null=True)
+
+
+class PreviewChangeOutput(serializers.Serializer):
+    problem = serializers.IntegerField()
+    right = serializers.BooleanField(allow_null=True)
+
+
+class PreviewOutput(serializers.Serializer):
+    matched = serializers.IntegerField()
+    total = serializers.IntegerField()
+    engine = serializers.CharField()
+    stats = PreviewStatsOutput(allow_null=True)
+    matches = PreviewMatchOutput(many=True)
+    newly_matched = PreviewChangeOutput(many=True)
+    no_longer_matched = PreviewChangeOutput(many=True)
+
+
+@extend_schema(summary="Preview a pattern over the bank", request=PreviewInput, responses={200: PreviewOutput, 400: ERROR, 404: ERROR})
 @api_view(["POST"])
 @permission_classes([perm("concepts.preview_conceptrule", "concepts.preview_conceptrule")])
 def rule_preview_api(request: Request) -> Response:
@@ -172,6 +230,8 @@ def rule_preview_api(request: Request) -> Response:
     )
 
 
+@extend_schema(methods=["GET"], operation_id="extraction_runs_list", summary="The latest 50 extraction runs", responses={200: RunOutput(many=True)})
+@extend_schema(methods=["POST"], summary="Start an extraction run", request=None, responses={202: RunOutput})
 @api_view(["GET", "POST"])
 @permission_classes([perm("concepts.view_extractionrun", "concepts.add_extractionrun")])
 def extraction_run_list_api(request: Request) -> Response:
@@ -181,22 +241,33 @@ def extraction_run_list_api(request: Request) -> Response:
     return Response(RunOutput(ExtractionRun.objects.all()[:50], many=True).data)
 
 
+@extend_schema(summary="One extraction run", responses={200: RunOutput, 404: ERROR})
 @api_view(["GET"])
 @permission_classes([perm("concepts.view_extractionrun")])
 def extraction_run_detail_api(request: Request, pk: int) -> Response:
     return Response(RunOutput(extraction_run_get(pk)).data)
 
 
+class ReportInput(serializers.Serializer):
+    collection = serializers.CharField(required=False, allow_blank=True, default="", max_length=100,
+                                       help_text="only problems of this collection; blank for all")
+
+
+@extend_schema(methods=["GET"], operation_id="reports_list", summary="The latest 50 extractor reports", responses={200: ReportOutput(many=True)})
+@extend_schema(methods=["POST"], summary="Start an extractor report", request=ReportInput, responses={202: ReportOutput, 400: ERROR})
 @api_view(["GET", "POST"])
 @permission_classes([perm("concepts.view_extractorreport", "concepts.add_extractorreport")])
 def report_list_api(request: Request) -> Response:
     if request.method == "POST":
-        collection = str(request.data.get("collection", ""))[:100]
+        data = ReportInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        collection = data.validated_data["collection"]
         report = extractor_report_start(user=request.user, collection=collection)
         return Response(ReportOutput(report).data, status=status.HTTP_202_ACCEPTED)
     return Response(ReportOutput(ExtractorReport.objects.all()[:50], many=True).data)
 
 
+@extend_schema(summary="One extractor report", responses={200: ReportOutput, 404: ERROR})
 @api_view(["GET"])
 @permission_classes([perm("concepts.view_extractorreport")])
 def report_detail_api(request: Request, pk: int) -> Response:
@@ -209,6 +280,28 @@ def report_detail_api(request: Request, pk: int) -> Response:
 class LabelsInput(serializers.Serializer):
     concepts = serializers.ListField(child=serializers.CharField(), allow_empty=True)
     base_version = serializers.IntegerField(required=False, allow_null=True, default=None, min_value=0)
+
+
+class LabelsOutput(serializers.Serializer):
+    problem = serializers.IntegerField()
+    ground_truth = serializers.ListField(child=serializers.CharField())
+    mine = serializers.ListField(child=serializers.CharField())
+    mine_version = serializers.IntegerField()
+    suggestions = serializers.JSONField()
+    annotators = serializers.JSONField(required=False, help_text="head TAs only")
+    resolution = serializers.JSONField(required=False, help_text="head TAs only")
+    resolution_version = serializers.IntegerField(required=False, help_text="head TAs only")
+
+
+class ResolutionOutput(serializers.Serializer):
+    problem = serializers.IntegerField()
+    ground_truth = serializers.ListField(child=serializers.CharField())
+    resolution_version = serializers.IntegerField()
+
+
+class LabelsConflictOutput(ConflictOutput):
+    add = serializers.ListField(child=serializers.CharField())
+    remove = serializers.ListField(child=serializers.CharField())
 
 
 def _labels_conflict(exc: LabelsConflict) -> Response:
@@ -225,6 +318,11 @@ def _concepts_from_slugs(slugs: list[str]) -> tuple[list[Any], list[str]]:
     return found, unknown
 
 
+@extend_schema(methods=["GET"], summary="A problem's labels", responses={200: LabelsOutput, 404: ERROR})
+@extend_schema(
+    methods=["PUT"], summary="Set my labels for a problem", request=LabelsInput,
+    responses={200: LabelsOutput, 400: ERROR, 404: ERROR, 409: LabelsConflictOutput},
+)
 @api_view(["GET", "PUT"])
 @permission_classes([perm("concepts.view_labelset", "concepts.add_labelset")])
 def labels_api(request: Request, pk: int) -> Response:
@@ -255,6 +353,10 @@ def labels_api(request: Request, pk: int) -> Response:
     return Response(body)
 
 
+@extend_schema(
+    summary="Resolve a problem's ground truth (head TA)", request=LabelsInput,
+    responses={200: ResolutionOutput, 400: ERROR, 404: ERROR, 409: LabelsConflictOutput},
+)
 @api_view(["POST"])
 @permission_classes([perm("concepts.resolve_labels", "concepts.resolve_labels")])
 def labels_resolve_api(request: Request, pk: int) -> Response:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers, status
 from rest_framework.decorators import api_view, permission_classes
 from rest_framework.request import Request
@@ -32,6 +34,44 @@ def _triplet(t: SimilarityTriplet, with_votes: bool) -> dict[str, Any]:
     return body
 
 
+class VoteOutput(serializers.Serializer):
+    voter = serializers.CharField()
+    choice = serializers.ChoiceField(choices=["positive", "negative", "cant_tell"])
+
+
+class TripletOutput(serializers.Serializer):
+    """A triplet: `anchor` is closer to `positive` than to `negative`. Votes only for those allowed to see them."""
+
+    id = serializers.IntegerField()
+    anchor = serializers.IntegerField()
+    positive = serializers.IntegerField()
+    negative = serializers.IntegerField()
+    module = serializers.CharField(allow_null=True)
+    status = serializers.CharField()
+    note = serializers.CharField()
+    proposed_by = serializers.CharField(allow_null=True)
+    votes = VoteOutput(many=True, required=False)
+
+
+class BlindTripletOutput(serializers.Serializer):
+    id = serializers.IntegerField()
+    anchor = serializers.IntegerField()
+    left = serializers.IntegerField()
+    right = serializers.IntegerField()
+    module = serializers.CharField(allow_null=True)
+
+
+class VoteInput(serializers.Serializer):
+    pick = serializers.ChoiceField(choices=["left", "right", "cant_tell"])
+
+
+class DecisionInput(serializers.Serializer):
+    decision = serializers.ChoiceField(choices=["accept", "reject", "swap"])
+
+
+ERROR = OpenApiTypes.OBJECT  # {"detail": "..."} or {"field": ["..."]}
+
+
 class ProposeInput(serializers.Serializer):
     anchor = serializers.IntegerField()
     positive = serializers.IntegerField()
@@ -39,6 +79,12 @@ class ProposeInput(serializers.Serializer):
     note = serializers.CharField(required=False, allow_blank=True, default="", max_length=500)
 
 
+@extend_schema(
+    methods=["GET"], summary="List triplets",
+    parameters=[OpenApiParameter("status", str, description="only triplets with this status")],
+    responses={200: TripletOutput(many=True)},
+)
+@extend_schema(methods=["POST"], summary="Propose a triplet", request=ProposeInput, responses={201: TripletOutput, 400: ERROR, 404: ERROR})
 @api_view(["GET", "POST"])
 @permission_classes([perm("embeddings.view_similaritytriplet", "embeddings.add_similaritytriplet")])
 def triplet_list_api(request: Request) -> Response:
@@ -60,6 +106,7 @@ def triplet_list_api(request: Request) -> Response:
     return Response([_triplet(t, with_votes=head) for t in qs])
 
 
+@extend_schema(summary="One triplet", responses={200: TripletOutput, 404: ERROR})
 @api_view(["GET"])
 @permission_classes([perm("embeddings.view_similaritytriplet")])
 def triplet_detail_api(request: Request, pk: int) -> Response:
@@ -67,6 +114,7 @@ def triplet_detail_api(request: Request, pk: int) -> Response:
     return Response(_triplet(triplet, with_votes=votes_visible(triplet, request.user)))
 
 
+@extend_schema(summary="The next triplet to judge (blind)", responses={200: BlindTripletOutput, 204: None})
 @api_view(["GET"])
 @permission_classes([perm("embeddings.add_tripletvote")])
 def triplet_next_api(request: Request) -> Response:
@@ -79,6 +127,7 @@ def triplet_next_api(request: Request) -> Response:
     return Response({"id": triplet.pk, "anchor": triplet.anchor_id, "left": left, "right": right, "module": triplet.module.name if triplet.module else None})
 
 
+@extend_schema(summary="Vote on a triplet", request=VoteInput, responses={201: TripletOutput, 400: ERROR, 404: ERROR})
 @api_view(["POST"])
 @permission_classes([perm("embeddings.add_tripletvote", "embeddings.add_tripletvote")])
 def triplet_vote_api(request: Request, pk: int) -> Response:
@@ -97,6 +146,7 @@ def triplet_vote_api(request: Request, pk: int) -> Response:
     return Response(_triplet(triplet, with_votes=True), status=status.HTTP_201_CREATED)
 
 
+@extend_schema(summary="Decide a triplet (head TA)", request=DecisionInput, responses={200: TripletOutput, 400: ERROR, 404: ERROR})
 @api_view(["POST"])
 @permission_classes([perm("embeddings.decide_similaritytriplet", "embeddings.decide_similaritytriplet")])
 def triplet_decision_api(request: Request, pk: int) -> Response:
@@ -154,6 +204,34 @@ def _next_body(student: Any, *, mode: str = "next", current_id: int | None = Non
     }
 
 
+class NextProblemOutput(serializers.Serializer):
+    id = serializers.IntegerField()
+    title = serializers.CharField()
+    text = serializers.CharField()
+    module = serializers.CharField(allow_null=True)
+    url = serializers.CharField()
+
+
+class NextOutput(serializers.Serializer):
+    student = serializers.IntegerField()
+    embedding_run = serializers.IntegerField(allow_null=True)
+    problem = NextProblemOutput(allow_null=True)
+    kind = serializers.ChoiceField(choices=["start", "retry-similar", "new-concept", "closest", "similar", "try-again", "done"])
+    reason = serializers.CharField()
+    because_of = serializers.IntegerField(allow_null=True)
+    new_concepts = serializers.ListField(child=serializers.CharField())
+    similarity = serializers.FloatField(allow_null=True)
+    estimated_success = serializers.FloatField(allow_null=True)
+
+
+@extend_schema(
+    summary="The recommended next problem for a student",
+    parameters=[
+        OpenApiParameter("mode", str, enum=["next", "similar"]),
+        OpenApiParameter("current", int, description="with mode=similar: the problem to find a similar one for"),
+    ],
+    responses={200: NextOutput, 400: ERROR, 403: ERROR, 404: ERROR},
+)
 @api_view(["GET"])
 def student_next_api(request: Request, student_id: int) -> Response:
     """The recommended next problem for a student, with its reason. `?mode=similar&current=<problem id>`
@@ -177,6 +255,24 @@ class AttemptInput(serializers.Serializer):
     reason = serializers.CharField(required=False, allow_blank=True, default="", max_length=300, help_text="Why the problem was offered.")
 
 
+class CheckOutput(serializers.Serializer):
+    verdict = serializers.CharField()
+    detail = serializers.CharField()
+
+
+class AttemptOutput(serializers.Serializer):
+    id = serializers.IntegerField()
+    student = serializers.IntegerField()
+    problem = serializers.IntegerField()
+    verdict = serializers.CharField()
+    outcome = serializers.FloatField(allow_null=True)
+    answer = serializers.CharField()
+    check = CheckOutput(allow_null=True)
+    created_at = serializers.DateTimeField()
+    next = NextOutput()
+
+
+@extend_schema(summary="Record an attempt", request=AttemptInput, responses={201: AttemptOutput, 400: ERROR, 403: ERROR, 404: ERROR})
 @api_view(["POST"])
 def attempt_create_api(request: Request) -> Response:
     """Record an attempt (a checked answer, a self-report or a skip); the reply carries the next problem."""

@@ -62,6 +62,8 @@ INSTALLED_APPS = [
     "django.contrib.postgres",
     "rest_framework",
     "rest_framework.authtoken",
+    "drf_spectacular",
+    "drf_spectacular_sidecar",  # Swagger UI's files, served from our static files (the machines are offline)
     "django_htmx",
     "template_partials",
     "problems",
@@ -168,11 +170,26 @@ REST_FRAMEWORK = {
         # Token first: an API client without credentials is answered 401 with `WWW-Authenticate: Token`.
         "rest_framework.authentication.TokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
-        "rest_framework.authentication.BasicAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
     "PAGE_SIZE": 50,
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+}
+
+SPECTACULAR_SETTINGS = {
+    "TITLE": "Prob2Vec Studio API",
+    "DESCRIPTION": (
+        "The problem bank, concept rules and extraction, ground-truth labels, similarity triplets and practice. "
+        "Authenticate with a token (`POST /api/token/` with username and password, then "
+        "`Authorization: Token <key>`) or, from the browser, with the session cookie and the CSRF token."
+    ),
+    "VERSION": "1.0.0",
+    "SERVE_INCLUDE_SCHEMA": False,
+    "COMPONENT_SPLIT_REQUEST": True,
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
 }
 
 # Behind TLS in production these should be on; they are read so `check --deploy` can pass.

@@ -1,6 +1,7 @@
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 from rest_framework.authtoken.views import obtain_auth_token
 
 from concepts import api as concepts_api
@@ -35,5 +36,7 @@ urlpatterns = [
     path("api/students/<int:student_id>/next", embeddings_api.student_next_api, name="api-student-next"),
     path("api/attempts", embeddings_api.attempt_create_api, name="api-attempts"),
     path("api/token/", obtain_auth_token, name="api-token"),
+    path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
+    path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
     path("admin/", admin.site.urls),
 ]

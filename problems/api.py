@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers
 from rest_framework.decorators import api_view
 from rest_framework.pagination import PageNumberPagination
@@ -27,6 +29,22 @@ class ProblemOutputSerializer(serializers.Serializer):
     updated_at = serializers.DateTimeField()
 
 
+class ProblemStaffOutputSerializer(ProblemOutputSerializer):
+    """Course staff also see the answer, the solution, the source and the ground-truth labels."""
+
+    answer = serializers.CharField(required=False)
+    solution = serializers.CharField(required=False)
+    source = serializers.CharField(required=False)
+    labels = serializers.ListField(child=serializers.CharField(), required=False)
+
+
+class ProblemPageSerializer(serializers.Serializer):
+    count = serializers.IntegerField()
+    next = serializers.URLField(allow_null=True)
+    previous = serializers.URLField(allow_null=True)
+    results = ProblemOutputSerializer(many=True)
+
+
 def _staff_fields(problem: Any) -> dict[str, Any]:
     return {
         "answer": problem.answer,
@@ -36,6 +54,22 @@ def _staff_fields(problem: Any) -> dict[str, Any]:
     }
 
 
+@extend_schema(
+    operation_id="problems_list",
+    summary="List problems",
+    description="Students see released problems only; staff see the whole bank. Paginated by 50.",
+    parameters=[
+        OpenApiParameter("q", str, description="words in the title or text"),
+        OpenApiParameter("module", int, many=True, description="module ids"),
+        OpenApiParameter("concepts", str, many=True, description="concept slugs"),
+        OpenApiParameter("match", str, enum=["all", "any"]),
+        OpenApiParameter("collection", str),
+        OpenApiParameter("released", str, enum=["", "yes", "no"]),
+        OpenApiParameter("sort", str),
+        OpenApiParameter("page", int),
+    ],
+    responses={200: ProblemPageSerializer, 400: OpenApiTypes.OBJECT},
+)
 @api_view(["GET"])
 def problem_list_api(request: Request) -> Response:
     form = ProblemFilterForm(request.query_params or None)
@@ -47,6 +81,7 @@ def problem_list_api(request: Request) -> Response:
     return paginator.get_paginated_response(ProblemOutputSerializer(page, many=True).data)
 
 
+@extend_schema(summary="One problem", responses={200: ProblemStaffOutputSerializer, 404: OpenApiTypes.OBJECT})
 @api_view(["GET"])
 def problem_detail_api(request: Request, pk: int) -> Response:
     problem = problem_get_for_user(request.user, pk)
