@@ -3,7 +3,6 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib import messages
-from django.contrib.auth.decorators import permission_required
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
@@ -31,6 +30,7 @@ from concepts.services import (
     rule_save,
 )
 from problems.models import Module
+from problems.roles import permission_required
 
 
 @permission_required("concepts.view_conceptrule")

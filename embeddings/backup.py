@@ -44,7 +44,7 @@ from concepts.models import (
     SelectedWord,
 )
 from embeddings.models import ActiveEmbedding, EmbeddingRun, SimilarityTriplet, TripletVote
-from problems.models import Attempt, Module, Problem
+from problems.models import Attempt, LoginFailure, Module, Problem
 from problems.roles import ROLES
 
 FORMAT = "prob2vec-course"
@@ -58,13 +58,15 @@ KINDS = (
 )
 HEADER = ("format", "version", "exported_at", "counts")
 
-# Every model of the three apps; a test fails when a model is added and not listed (and backed up) here.
+# Every model of the three apps but NOT_BACKED_UP; a test fails when a model is added and not listed (and backed up) here.
 COURSE_MODELS: tuple[type[models.Model], ...] = (
     Module, Problem, Attempt,
     Concept, ConceptRule, ConceptRuleVersion, GroundTruthLabel, LabelSet, LabelResolution, SelectedWord,
     ExtractionRun, ExtractedConcept, ExtractorReport, NeuralExperiment, NeuralSuggestion,
     SimilarityTriplet, TripletVote, EmbeddingRun, ActiveEmbedding,
 )
+# Models of those apps left out on purpose: failed sign-ins live 15 minutes and mean nothing elsewhere.
+NOT_BACKED_UP: tuple[type[models.Model], ...] = (LoginFailure,)
 
 # What the one-line summaries count: each top-level list, and the records nested in them.
 COUNT_NAMES = (

@@ -3,7 +3,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib import messages
-from django.contrib.auth.decorators import login_required, permission_required
+from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
@@ -19,6 +19,7 @@ from embeddings.selectors import (
 )
 from embeddings.services import TripletRejected, triplet_create, triplet_decide, triplet_vote
 from problems.models import Module
+from problems.roles import permission_required
 from problems.selectors import problem_get_for_user, problem_list
 
 
@@ -317,7 +318,7 @@ def _heat_row(values: dict[str, float], columns: list[str]) -> list[dict[str, An
 
 
 @login_required
-@permission_required("problems.view_attempt", raise_exception=True)
+@permission_required("problems.view_attempt")
 @require_GET
 def practice_class(request: HttpRequest) -> HttpResponse:
     """Mastery per concept and module for the class and each student, the problems failed most, who is stuck."""
@@ -343,7 +344,7 @@ def practice_class(request: HttpRequest) -> HttpResponse:
 
 
 @login_required
-@permission_required("problems.view_attempt", raise_exception=True)
+@permission_required("problems.view_attempt")
 @require_GET
 def practice_student(request: HttpRequest, student_id: int) -> HttpResponse:
     """One student: mastery per concept and module, their attempts, and what they are offered next."""

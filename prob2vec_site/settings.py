@@ -147,6 +147,11 @@ STORAGES = {
 # (index seeks), and how often it also counts rows to notice deletions (table scans).
 PRACTICE_BANK_RECHECK_SECONDS = float(os.getenv("PRACTICE_BANK_RECHECK_SECONDS", "3"))
 PRACTICE_BANK_COUNT_SECONDS = float(os.getenv("PRACTICE_BANK_COUNT_SECONDS", "60"))
+# Sign-in throttling (login form and POST /api/token/): failures per account, and per address,
+# within the window; beyond that, tries are refused until the oldest failure leaves the window.
+LOGIN_FAILURE_LIMIT = envint("LOGIN_FAILURE_LIMIT", "5")
+LOGIN_IP_FAILURE_LIMIT = envint("LOGIN_IP_FAILURE_LIMIT", "30")
+LOGIN_FAILURE_WINDOW_SECONDS = envint("LOGIN_FAILURE_WINDOW_SECONDS", "900")
 PROBLEM_IMPORT_MAX_BYTES = envint("PROBLEM_IMPORT_MAX_BYTES", str(50 * 1024 * 1024))
 FILE_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024
 DATA_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024

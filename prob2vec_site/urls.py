@@ -2,16 +2,16 @@ from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
-from rest_framework.authtoken.views import obtain_auth_token
 
 from concepts import api as concepts_api
 from embeddings import api as embeddings_api
 from problems import api as problems_api
 from problems import views as problems_views
+from problems.login_throttle import ThrottledObtainAuthToken, login_view
 
 urlpatterns = [
     path("", problems_views.home, name="home"),
-    path("login/", auth_views.LoginView.as_view(), name="login"),
+    path("login/", login_view, name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("problems/", include("problems.urls")),
     path("concepts/", include("concepts.urls")),
@@ -35,7 +35,7 @@ urlpatterns = [
     path("api/triplets/<int:pk>/decision/", embeddings_api.triplet_decision_api, name="api-triplet-decision"),
     path("api/students/<int:student_id>/next", embeddings_api.student_next_api, name="api-student-next"),
     path("api/attempts", embeddings_api.attempt_create_api, name="api-attempts"),
-    path("api/token/", obtain_auth_token, name="api-token"),
+    path("api/token/", ThrottledObtainAuthToken.as_view(), name="api-token"),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
     path("admin/", admin.site.urls),

@@ -7,6 +7,7 @@ class ProblemsConfig(AppConfig):
     verbose_name = "Problem bank"
 
     def ready(self) -> None:
+        import problems.login_throttle  # noqa: F401  (connects the sign-in signal receivers)
         from problems.roles import roles_ensure
 
         # Permissions exist only after every app has migrated, so groups are (re)built then.

@@ -84,3 +84,19 @@ class Attempt(models.Model):
 
     def __str__(self) -> str:
         return f"{self.student} on {self.problem_id}: {self.verdict}"
+
+
+class LoginFailure(models.Model):
+    """A failed sign-in (login form or API token), kept for LOGIN_FAILURE_WINDOW_SECONDS so password
+    guessing is throttled per account and per address, across every web process."""
+
+    username = models.CharField(max_length=150)
+    ip = models.GenericIPAddressField(null=True, blank=True)
+    at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        indexes = [
+            models.Index(fields=["username", "at"], name="login_failure_user"),
+            models.Index(fields=["ip", "at"], name="login_failure_ip"),
+            models.Index(fields=["at"], name="login_failure_at"),
+        ]

@@ -112,3 +112,26 @@ def role_context(request: Any) -> dict[str, Any]:
         "role_label": ROLE_LABELS.get(role or "", ""),
         "is_course_staff": is_course_staff(user),
     }
+
+
+def permission_required(perm: str, raise_exception: bool = True) -> Any:
+    """Django's decorator, but a signed-in user without the permission gets 403 ("you may not open
+    this") rather than being sent back to the login page as if not signed in; anonymous users still
+    go to the login page."""
+    from functools import wraps
+
+    from django.contrib.auth.views import redirect_to_login
+    from django.core.exceptions import PermissionDenied
+
+    def decorator(view: Any) -> Any:
+        @wraps(view)
+        def guarded(request: Any, *args: Any, **kwargs: Any) -> Any:
+            if not request.user.is_authenticated:
+                return redirect_to_login(request.get_full_path())
+            if not request.user.has_perm(perm):
+                raise PermissionDenied(f"your role does not include {perm}")
+            return view(request, *args, **kwargs)
+
+        return guarded
+
+    return decorator

@@ -4,14 +4,14 @@ from pathlib import Path
 from typing import Any
 
 from django.contrib import messages
-from django.contrib.auth.decorators import login_required, permission_required
+from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods
 
 from problems import bank_io
 from problems.forms import ProblemFilterForm, ProblemForm, ProblemImportForm
-from problems.roles import is_course_staff
+from problems.roles import is_course_staff, permission_required
 from problems.selectors import (
     problem_collections,
     problem_get_for_user,
