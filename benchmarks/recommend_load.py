@@ -35,7 +35,6 @@ import http.client
 import json
 import os
 import random
-import signal
 import subprocess
 import sys
 import threading
@@ -47,6 +46,7 @@ ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_URL = "postgres://postgres@127.0.0.1:5432/prob2vec_bench_recommend"
 sys.path.insert(0, str(ROOT))
 
+from benchmarks._serve import Budget, gunicorn_start, gunicorn_stop  # noqa: E402
 from benchmarks.bench_db import db_create, db_drop, db_exists  # noqa: E402
 from benchmarks.list_page import bank_fill, percentile  # noqa: E402
 
@@ -118,28 +118,7 @@ def prepare(args: argparse.Namespace, url: str, name: str) -> list[tuple[int, st
 
 
 def serve(args: argparse.Namespace, url: str) -> subprocess.Popen:
-    env = dict(os.environ, DATABASE_URL=url, DEBUG="False", SECRET_KEY="bench-only-" + "x" * 50, ALLOWED_HOSTS="127.0.0.1",
-               SESSION_COOKIE_SECURE="False", CSRF_COOKIE_SECURE="False", CELERY_BROKER_URL="", LOG_LEVEL="WARNING")
-    cmd = [str(ROOT / ".venv/bin/gunicorn"), "-c", str(ROOT / "prob2vec_site/gunicorn.conf.py"), "prob2vec_site.wsgi:application",
-           "--bind", f"127.0.0.1:{args.port}", "--workers", str(args.workers), "--log-level", "warning"]
-    # DEBUG off serves hashed static files from the manifest, as in production.
-    subprocess.run([sys.executable, "manage.py", "collectstatic", "--noinput", "-v", "0"], cwd=ROOT, env=env, check=True)
-    t = time.perf_counter()
-    server = subprocess.Popen(cmd, cwd=ROOT, env=env, start_new_session=True)
-    deadline = time.time() + 180
-    while time.time() < deadline:
-        if server.poll() is not None:
-            sys.exit(f"gunicorn exited with {server.returncode}")
-        try:
-            conn = http.client.HTTPConnection("127.0.0.1", args.port, timeout=5)
-            conn.request("GET", "/login/")
-            if conn.getresponse().status == 200:
-                print(f"gunicorn: {args.workers} workers ready in {time.perf_counter() - t:.1f} s (practice bank built before forking)")
-                return server
-        except OSError:
-            time.sleep(0.5)
-    server.kill()
-    sys.exit("gunicorn did not answer within 180 s")
+    return gunicorn_start(url, port=args.port, workers=args.workers)
 
 
 class Student(threading.Thread):
@@ -197,21 +176,6 @@ class Student(threading.Thread):
             self.think()
 
 
-class Budget:
-    def __init__(self, n: int):
-        self.n, self.lock = n, threading.Lock()
-
-    def take(self) -> bool:
-        with self.lock:
-            if self.n <= 0:
-                return False
-            self.n -= 1
-            return True
-
-    def left(self) -> bool:
-        return self.n > 0
-
-
 def report(students: list[Student], seconds: float) -> bool:
     timings = [t for s in students for t in s.timings]
     errors = [e for s in students for e in s.errors]
@@ -258,9 +222,7 @@ def main() -> int:
         ok = report(students, time.perf_counter() - t)
         return 0 if ok else 1
     finally:
-        if server is not None:
-            os.killpg(server.pid, signal.SIGTERM)
-            server.wait(timeout=30)
+        gunicorn_stop(server)
         if not args.reuse:
             from django.db import connections
 

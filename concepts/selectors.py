@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from django.core.cache import cache
-from django.db.models import Count, F, Max, Q, QuerySet
+from django.db.models import Count, Exists, F, Max, OuterRef, Q, QuerySet
 from django.http import Http404
 
 from concepts import extraction
@@ -259,41 +259,46 @@ def _label_sets_by_problem(problem_ids: list[int] | None = None) -> dict[int, di
     return out
 
 
-def label_queue_ids(*, queue: str, user: Any) -> list[int]:
-    """Problem ids in a labelling queue, in bank order."""
+def _label_queue(*, queue: str, user: Any) -> QuerySet[Problem]:
+    """The problems of a labelling queue, unordered (ordering and counting are the caller's)."""
     from concepts.models import LabelResolution, LabelSet
 
-    problems = Problem.objects.order_by("module__order", "collection", "source_id")
+    problems = Problem.objects.all()
     if queue == "mine":
-        return list(problems.exclude(label_sets__annotator=user).values_list("id", flat=True))
+        return problems.exclude(label_sets__annotator=user)
     if queue == "unlabelled":
-        return list(problems.filter(ground_truth_labels__isnull=True, label_sets__isnull=True).values_list("id", flat=True))
+        return problems.filter(ground_truth_labels__isnull=True, label_sets__isnull=True)
     if queue == "disagreement":
         resolved = set(LabelResolution.objects.values_list("problem_id", flat=True))
         several = set(LabelSet.objects.values("problem_id").annotate(n=Count("id")).filter(n__gte=2).values_list("problem_id", flat=True))
         sets = _label_sets_by_problem(sorted(several - resolved))
         disputed = {pid for pid, by in sets.items() if len({frozenset(s) for s in by.values()}) > 1}
-        return [pid for pid in problems.filter(id__in=disputed).values_list("id", flat=True)]
+        return problems.filter(id__in=disputed)
     if queue == "rules":
+        # Labelled problems whose concepts in the latest extraction run differ from their ground truth:
+        # a label the run missed, or a concept it found that is not a label. One query: the bank's
+        # labels and extractions are never read into Python.
         run = ExtractionRun.objects.filter(status="done").order_by("-id").first()
         if run is None:
-            return []
-        extracted: dict[int, set[int]] = {}
-        for pid, cid in ExtractedConcept.objects.filter(run=run).values_list("problem_id", "concept_id"):
-            extracted.setdefault(pid, set()).add(cid)
-        truth: dict[int, set[int]] = {}
-        for pid, cid in GroundTruthLabel.objects.values_list("problem_id", "concept_id"):
-            truth.setdefault(pid, set()).add(cid)
-        differ = {pid for pid in truth if extracted.get(pid, set()) != truth[pid]}
-        return [pid for pid in problems.filter(id__in=differ).values_list("id", flat=True)]
+            return problems.none()
+        truth = GroundTruthLabel.objects.filter(problem_id=OuterRef("pk"))
+        missed = truth.filter(~Exists(ExtractedConcept.objects.filter(run=run, problem_id=OuterRef("problem_id"), concept_id=OuterRef("concept_id"))))
+        extra = ExtractedConcept.objects.filter(run=run, problem_id=OuterRef("pk")).filter(
+            ~Exists(GroundTruthLabel.objects.filter(problem_id=OuterRef("problem_id"), concept_id=OuterRef("concept_id")))
+        )
+        return problems.filter(Exists(truth)).filter(Exists(missed) | Exists(extra))
     if queue == "neural":
-        wanted = neural_queue_ids()
-        return [pid for pid in problems.filter(id__in=wanted).values_list("id", flat=True)]
+        return problems.filter(id__in=neural_queue_ids())
     raise Http404("No such queue")
 
 
+def label_queue_ids(*, queue: str, user: Any) -> list[int]:
+    """Problem ids in a labelling queue, in bank order."""
+    return list(_label_queue(queue=queue, user=user).order_by("module__order", "collection", "source_id").values_list("id", flat=True))
+
+
 def label_queue_counts(user: Any) -> dict[str, int]:
-    return {queue: len(label_queue_ids(queue=queue, user=user)) for queue in LABEL_QUEUES}
+    return {queue: _label_queue(queue=queue, user=user).count() for queue in LABEL_QUEUES}
 
 
 @dataclass

@@ -411,10 +411,10 @@ class ClassProgress:
         return [s for s in self.students if s.progress.stuck]
 
 
-def _progress_of(student: Any, attempts: list[Any], practice: PracticeBank, modules: list[str], last_active: Any) -> StudentProgress:
+def _progress_of(student: Any, attempts: list[Any], practice: PracticeBank, module_rows: dict[str, np.ndarray], last_active: Any) -> StudentProgress:
     from embeddings.algorithms.progress import learner_progress
 
-    progress = learner_progress(practice.bank, attempts, practice.module_rows(modules))
+    progress = learner_progress(practice.bank, attempts, module_rows)
     concepts = {practice.bank.concept_names[c]: m for c, m in progress.concept_mastery.items()}
     return StudentProgress(student, progress, last_active, concepts, progress.module_mastery)
 
@@ -440,8 +440,8 @@ def class_progress() -> ClassProgress:
             by_student.setdefault(sid, []).append(PureAttempt(practice.row[pid], outcome, skipped=verdict == "skipped"))
     users = get_user_model().objects.filter(Q(groups__name=STUDENT) | Q(pk__in=last_active.keys())).distinct().order_by("username")
     modules = list(Module.objects.filter(Q(open_for_practice=True) | Q(problems__attempts__isnull=False)).distinct().order_by("order", "name"))
-    names = [m.name for m in modules]
-    students = [_progress_of(u, by_student.get(u.pk, []), practice, names, last_active.get(u.pk)) for u in users]
+    rows = practice.module_rows(m.name for m in modules)  # once: it walks the whole bank
+    students = [_progress_of(u, by_student.get(u.pk, []), practice, rows, last_active.get(u.pk)) for u in users]
     met = set().union(*(s.concepts.keys() for s in students)) if students else set()
     failed = list(
         Attempt.objects.exclude(verdict="skipped")
@@ -470,5 +470,5 @@ def student_progress(student: Any) -> tuple[StudentProgress, list[Any]]:
     practice = practice_bank()
     modules = [m.name for m in Module.objects.filter(Q(open_for_practice=True) | Q(problems__attempts__student=student)).distinct().order_by("order", "name")]
     attempts = list(Attempt.objects.filter(student=student).select_related("problem", "problem__module").order_by("-created_at", "-id"))
-    progress = _progress_of(student, student_attempts(student, practice), practice, modules, attempts[0].created_at if attempts else None)
+    progress = _progress_of(student, student_attempts(student, practice), practice, practice.module_rows(modules), attempts[0].created_at if attempts else None)
     return progress, attempts

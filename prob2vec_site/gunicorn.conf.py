@@ -2,7 +2,8 @@
 
 The app is loaded once in the master, which also builds the practice bank (every problem's vector
 and concepts for the recommender) before forking: workers share it copy-on-write, and no student
-waits seconds for the first recommendation of a 100,000-problem bank. Command-line flags and
+waits seconds for the first recommendation of a 100,000-problem bank. It also imports the embedding
+methods (torch) once, so no worker spends seconds on that on its first lab page. Command-line flags and
 GUNICORN_CMD_ARGS override anything here.
 """
 
@@ -32,6 +33,13 @@ def when_ready(server):  # noqa: ANN001 (gunicorn hook)
         server.log.info("practice bank ready: %d problems (embedding run %s)", len(bank.ids), bank.run_id)
     except Exception:  # a down database must not stop the site from starting; the first request builds it
         logging.getLogger(__name__).exception("practice bank not built at start")
+    try:
+        # The lab pages list the embedding methods, whose modules import torch: seconds of CPU that
+        # every worker would otherwise spend on its first lab page, holding up the requests behind it.
+        # Imported here (no torch op runs, so no thread pool exists yet), workers share it copy-on-write.
+        import embeddings.algorithms.methods  # noqa: F401
+    except Exception:
+        logging.getLogger(__name__).exception("embedding methods not imported at start")
     finally:
         from django.db import connections
 

@@ -60,6 +60,30 @@ def test_queues(problem_factory: Any, concepts: dict[str, Any], alice: Any) -> N
     assert label_queue_ids(queue="unlabelled", user=alice) == []
 
 
+def test_the_rules_queue_holds_labelled_problems_the_latest_finished_run_gets_wrong(
+    problem_factory: Any, concepts: dict[str, Any], alice: Any
+) -> None:
+    from concepts.models import ExtractedConcept, ExtractionRun
+    from concepts.selectors import label_queue_counts
+
+    agrees = problem_factory("a", labels=["nchoosek"])
+    missed = problem_factory("b", labels=["nchoosek", "permutations"])
+    extra = problem_factory("c", labels=["nchoosek"])
+    nothing_found = problem_factory("d", labels=["permutations"])
+    unlabelled = problem_factory("e")
+    assert label_queue_ids(queue="rules", user=alice) == []  # no extraction run yet
+    run = ExtractionRun.objects.create(status="done")
+    for problem, slugs in [(agrees, ["nchoosek"]), (missed, ["nchoosek"]), (extra, ["nchoosek", "Bayes-formula"]),
+                           (unlabelled, ["Bayes-formula"])]:
+        for slug in slugs:
+            ExtractedConcept.objects.create(run=run, problem=problem, concept=concepts[slug])
+    ExtractionRun.objects.create(status="running")  # not finished: not read
+    assert label_queue_ids(queue="rules", user=alice) == [missed.pk, extra.pk, nothing_found.pk]  # bank order
+    assert label_queue_counts(alice)["rules"] == 3
+    ExtractedConcept.objects.create(run=run, problem=missed, concept=concepts["permutations"])
+    assert label_queue_ids(queue="rules", user=alice) == [extra.pk, nothing_found.pk]
+
+
 def test_the_labelling_page_saves_and_moves_on(client: Any, alice: Any, problem_factory: Any, concepts: dict[str, Any]) -> None:
     first, second = problem_factory("First", title="First"), problem_factory("Second", title="Second")
     client.force_login(alice)
