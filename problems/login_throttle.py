@@ -92,7 +92,8 @@ class ThrottledObtainAuthToken(ObtainAuthToken):
     """`POST /api/token/` with {"username", "password"} → {"token"}; 429 while throttled."""
 
     def post(self, request: Request, *args: Any, **kwargs: Any) -> Response:
-        wait = login_lockout(username=str(request.data.get("username") or ""), ip=client_ip(request))
+        data = request.data if hasattr(request.data, "get") else {}  # a JSON list is the serializer's to refuse
+        wait = login_lockout(username=str(data.get("username") or ""), ip=client_ip(request))
         if wait:
             return Response({"detail": lockout_message(wait)}, status=status.HTTP_429_TOO_MANY_REQUESTS,
                             headers={"Retry-After": str(wait)})

@@ -331,3 +331,8 @@ def test_an_oversized_request_body_is_refused_cleanly(settings: Any, alice: Any,
     assert response.status_code in (400, 413)
     response = client.post(f"/problems/{problem.pk}/edit/", {"title": "t", "text": "y" * 20_000})
     assert response.status_code in (400, 413)
+
+
+def test_a_token_request_with_a_list_body_is_refused_not_a_server_error(db: Any) -> None:
+    response = Client().post("/api/token/", json.dumps(["sam", "pw"]), content_type="application/json")
+    assert response.status_code == 400
