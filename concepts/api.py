@@ -231,13 +231,20 @@ def rule_preview_api(request: Request) -> Response:
 
 
 @extend_schema(methods=["GET"], operation_id="extraction_runs_list", summary="The latest 50 extraction runs", responses={200: RunOutput(many=True)})
-@extend_schema(methods=["POST"], summary="Start an extraction run", request=None, responses={202: RunOutput})
+@extend_schema(
+    methods=["POST"],
+    summary="Start an extraction run",
+    description="202: queued (or the earlier run of identical rules and problems). 503: the job queue is unavailable; "
+    "the run is failed with that error, and nothing was queued.",
+    request=None,
+    responses={202: RunOutput, 503: RunOutput},
+)
 @api_view(["GET", "POST"])
 @permission_classes([perm("concepts.view_extractionrun", "concepts.add_extractionrun")])
 def extraction_run_list_api(request: Request) -> Response:
     if request.method == "POST":
         run = extraction_run_start(user=request.user)
-        return Response(RunOutput(run).data, status=status.HTTP_202_ACCEPTED)
+        return Response(RunOutput(run).data, status=status.HTTP_503_SERVICE_UNAVAILABLE if run.not_queued else status.HTTP_202_ACCEPTED)
     return Response(RunOutput(ExtractionRun.objects.all()[:50], many=True).data)
 
 
@@ -254,7 +261,13 @@ class ReportInput(serializers.Serializer):
 
 
 @extend_schema(methods=["GET"], operation_id="reports_list", summary="The latest 50 extractor reports", responses={200: ReportOutput(many=True)})
-@extend_schema(methods=["POST"], summary="Start an extractor report", request=ReportInput, responses={202: ReportOutput, 400: ERROR})
+@extend_schema(
+    methods=["POST"],
+    summary="Start an extractor report",
+    description="503: the job queue is unavailable; the report is failed with that error, and nothing was queued.",
+    request=ReportInput,
+    responses={202: ReportOutput, 400: ERROR, 503: ReportOutput},
+)
 @api_view(["GET", "POST"])
 @permission_classes([perm("concepts.view_extractorreport", "concepts.add_extractorreport")])
 def report_list_api(request: Request) -> Response:
@@ -263,7 +276,7 @@ def report_list_api(request: Request) -> Response:
         data.is_valid(raise_exception=True)
         collection = data.validated_data["collection"]
         report = extractor_report_start(user=request.user, collection=collection)
-        return Response(ReportOutput(report).data, status=status.HTTP_202_ACCEPTED)
+        return Response(ReportOutput(report).data, status=status.HTTP_503_SERVICE_UNAVAILABLE if report.not_queued else status.HTTP_202_ACCEPTED)
     return Response(ReportOutput(ExtractorReport.objects.all()[:50], many=True).data)
 
 

@@ -80,11 +80,16 @@ class JobStatus(models.TextChoices):
     CANCELLED = "cancelled", "cancelled"
 
 
+# The error of a job whose message never reached the queue (concepts/jobs.py): pages and the API show it.
+QUEUE_UNAVAILABLE = "The job queue (Redis) is unavailable, so this job was not started. Try again later."
+
+
 class BackgroundJob(models.Model):
     """The fields and facts every background job row shares (extraction runs, reports, experiments, embedding runs)."""
 
     status = models.CharField(max_length=10, choices=JobStatus.choices, default=JobStatus.PENDING, db_index=True)
     error = models.TextField(blank=True)
+    attempts = models.PositiveSmallIntegerField(default=0, help_text="Times a worker claimed the job; more than 1: a worker died running it.")
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)
@@ -97,6 +102,10 @@ class BackgroundJob(models.Model):
     @property
     def is_active(self) -> bool:
         return self.status in (JobStatus.PENDING, JobStatus.RUNNING)
+
+    @property
+    def not_queued(self) -> bool:
+        return self.status == JobStatus.FAILED and self.error == QUEUE_UNAVAILABLE
 
     @property
     def seconds(self) -> float | None:

@@ -16,6 +16,7 @@ from django.db.models import Count, Max
 from django.utils import timezone
 
 from concepts import extraction
+from concepts.jobs import job_claim, job_enqueue
 from concepts.models import (
     Concept,
     ConceptRule,
@@ -254,20 +255,18 @@ def extraction_run_start(*, user: Any = None) -> ExtractionRun:
     if same is not None:
         return same
     run = ExtractionRun.objects.create(fingerprint=fingerprint, rule_versions=versions, created_by=user)
-    transaction.on_commit(lambda: extract_concepts_task.delay(run.id))
+    job_enqueue(job=run, task=extract_concepts_task)
     return run
 
 
-def extraction_run_execute(*, run_id: int) -> None:
+def extraction_run_execute(*, run_id: int, redelivered: bool = False) -> None:
     """Apply every enabled rule to the bank and store what each problem got. Claimed once."""
     from concepts.selectors import rules_enabled
 
-    claimed = ExtractionRun.objects.filter(id=run_id, status=JobStatus.PENDING).update(
-        status=JobStatus.RUNNING, started_at=timezone.now()
-    )
-    if claimed != 1:
+    if not job_claim(model=ExtractionRun, job_id=run_id, redelivered=redelivered):
         return  # another worker got there first, or the run is finished
     started = time.monotonic()
+    ExtractedConcept.objects.filter(run_id=run_id).delete()  # the rows of a worker that died mid-run
     try:
         pairs = rules_enabled()
         compiled = extraction.compile_rules([rule for rule, _ in pairs])
@@ -306,16 +305,15 @@ def extraction_run_execute(*, run_id: int) -> None:
 
 def extractor_report_start(*, user: Any = None, collection: str = "") -> ExtractorReport:
     report = ExtractorReport.objects.create(created_by=user, collection=collection)
-    transaction.on_commit(lambda: extractor_report_build_task.delay(report.id))
+    job_enqueue(job=report, task=extractor_report_build_task)
     return report
 
 
-def extractor_report_compute(*, report_id: int) -> ExtractorReport | None:
+def extractor_report_compute(*, report_id: int, redelivered: bool = False) -> ExtractorReport | None:
     """FP/FN of the current rules against ground-truth labels; saved on the report row."""
     from concepts.selectors import labelled_problems, rules_enabled
 
-    claimed = ExtractorReport.objects.filter(id=report_id, status=JobStatus.PENDING).update(status=JobStatus.RUNNING, started_at=timezone.now())
-    if claimed != 1:
+    if not job_claim(model=ExtractorReport, job_id=report_id, redelivered=redelivered):
         return None
     report = ExtractorReport.objects.get(id=report_id)
     try:
@@ -573,7 +571,7 @@ def neural_experiment_start(
     experiment = NeuralExperiment.objects.create(
         concepts=list(concepts), schemes=schemes, rounds=rounds, seed=seed, params=params, suggest=suggest, created_by=user
     )
-    transaction.on_commit(lambda: nn_extractor_experiment_task.delay(experiment.id))
+    job_enqueue(job=experiment, task=nn_extractor_experiment_task)
     return experiment
 
 
@@ -636,14 +634,11 @@ def _suggestion_rows(
     return rows
 
 
-def neural_experiment_execute(*, experiment_id: int) -> None:
+def neural_experiment_execute(*, experiment_id: int, redelivered: bool = False) -> None:
     """Run the rounds, store the table, then (if asked) the best extractor's suggestions. Claimed once."""
     from concepts.neural.experiment import Features, TrainConfig, fit_extractor, run_experiment
 
-    claimed = NeuralExperiment.objects.filter(id=experiment_id, status=JobStatus.PENDING).update(
-        status=JobStatus.RUNNING, started_at=timezone.now()
-    )
-    if claimed != 1:
+    if not job_claim(model=NeuralExperiment, job_id=experiment_id, redelivered=redelivered):
         return
     experiment = NeuralExperiment.objects.get(id=experiment_id)
     params = dict(experiment.params)

@@ -15,6 +15,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import Count, Max
 from django.utils import timezone
 
+from concepts.jobs import job_claim, job_enqueue
 from concepts.models import JobStatus
 from embeddings.models import (
     ActiveEmbedding,
@@ -210,7 +211,7 @@ def embedding_run_start(*, method: str, source: str = ConceptSource.LABELS, para
     run = EmbeddingRun.objects.create(
         method=method, source=source, params=params, fingerprint=fingerprint, extraction_run=extraction, created_by=user
     )
-    transaction.on_commit(lambda: rebuild_embeddings_task.delay(run.id))
+    job_enqueue(job=run, task=rebuild_embeddings_task)
     return run
 
 
@@ -256,12 +257,11 @@ def bank_data(*, source: str, extraction_run_id: int | None = None, with_texts: 
     )
 
 
-def embedding_run_execute(*, run_id: int) -> None:
+def embedding_run_execute(*, run_id: int, redelivered: bool = False) -> None:
     """Compute a run's vectors and store them on the row; publish it if it is the newest Prob2Vec run."""
     from embeddings.algorithms.methods import METHODS, embed
 
-    claimed = EmbeddingRun.objects.filter(id=run_id, status=JobStatus.PENDING).update(status=JobStatus.RUNNING, started_at=timezone.now())
-    if claimed != 1:
+    if not job_claim(model=EmbeddingRun, job_id=run_id, redelivered=redelivered):
         return
     run = EmbeddingRun.objects.get(id=run_id)
     timings: dict[str, float] = {}

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from celery import shared_task
 
+from concepts.tasks import redelivered
 
-@shared_task(acks_late=True)
-def rebuild_embeddings(run_id: int) -> None:
+
+@shared_task(bind=True, acks_late=True)
+def rebuild_embeddings(self: Any, run_id: int) -> None:
     from embeddings.services import embedding_run_execute
 
-    embedding_run_execute(run_id=run_id)
+    embedding_run_execute(run_id=run_id, redelivered=redelivered(self))

@@ -144,17 +144,20 @@ def lab_home(request: HttpRequest) -> HttpResponse:
         if not request.user.has_perm("embeddings.add_embeddingrun"):
             raise Http404
         wanted = request.POST.getlist("method") or list(METHODS)
+        pairs = [(m, s) for m in wanted if m in METHODS for s in (["labels"] if METHODS[m].kind == "text" else ["labels", "rules"])]
         started = 0
-        for method in wanted:
-            if method not in METHODS:
+        for method, source in pairs:
+            try:
+                run = embedding_run_start(method=method, source=source, user=request.user)
+            except EmbeddingInputError as exc:
+                messages.error(request, f"{method}/{source}: {exc}")
                 continue
-            for source in ["labels"] if METHODS[method].kind == "text" else ["labels", "rules"]:
-                try:
-                    embedding_run_start(method=method, source=source, user=request.user)
-                    started += 1
-                except EmbeddingInputError as exc:
-                    messages.error(request, f"{method}/{source}: {exc}")
-        messages.success(request, f"{started} rebuilds queued (identical inputs reuse earlier runs).")
+            if run.not_queued:  # Redis is down: say so once, rather than wait on it for every other method
+                messages.error(request, run.error)
+                break
+            started += 1
+        else:
+            messages.success(request, f"{started} rebuilds queued (identical inputs reuse earlier runs).")
         return redirect("embeddings:lab")
     runs = recent_runs()
     template = "embeddings/lab.html"

@@ -169,6 +169,27 @@ CELERY_TASK_TIME_LIMIT = envint("CELERY_TASK_TIME_LIMIT", "1800")
 CELERY_TASK_SOFT_TIME_LIMIT = envint("CELERY_TASK_SOFT_TIME_LIMIT", "1700")
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+# Faults (README, "Production" > "Faults"). Tasks ack late: Redis hands a job whose worker died to
+# another worker once the visibility timeout passes. A job still running by then would be handed out
+# twice, so the timeout must outlast the hard time limit.
+_visibility_timeout = envint("CELERY_BROKER_VISIBILITY_TIMEOUT", "3600")
+if _visibility_timeout <= CELERY_TASK_TIME_LIMIT:
+    raise ImproperlyConfigured(
+        f"CELERY_BROKER_VISIBILITY_TIMEOUT={_visibility_timeout} must be longer than "
+        f"CELERY_TASK_TIME_LIMIT={CELERY_TASK_TIME_LIMIT}: a job still running then is given to a second worker"
+    )
+# A frozen or unreachable Redis must fail a job's start in seconds, not hang the request (the default
+# socket timeout is forever).
+_broker_timeout = envint("CELERY_BROKER_TIMEOUT", "3")
+CELERY_BROKER_CONNECTION_TIMEOUT = _broker_timeout
+CELERY_BROKER_TRANSPORT_OPTIONS = {
+    "visibility_timeout": _visibility_timeout,
+    "socket_connect_timeout": _broker_timeout,
+    "socket_timeout": _broker_timeout,
+}
+CELERY_TASK_PUBLISH_RETRY_POLICY = {"max_retries": 2, "interval_start": 0, "interval_step": 0.5, "interval_max": 1}
+# A pool child killed mid-task (out of memory) puts its message back rather than dropping it.
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [

@@ -146,3 +146,40 @@ def test_the_lab_page_shows_table_1_histograms_and_concept_neighbours(client: An
     assert 'id="neighbours"' in concepts and "permutations" in concepts
     client.force_login(sam)
     assert client.get(reverse("embeddings:lab")).status_code in (302, 403)
+
+
+@pytest.mark.django_db(transaction=True)  # the rebuild is queued when the request's transaction commits
+def test_the_lab_says_when_the_job_queue_is_down(client: Any, bank: dict[str, Any], alice: Any, monkeypatch: Any) -> None:
+    from kombu.exceptions import OperationalError
+
+    from embeddings.tasks import rebuild_embeddings
+
+    def unreachable(*args: Any, **kwargs: Any) -> None:
+        raise OperationalError("Error 111 connecting to 127.0.0.1:6379. Connection refused.")
+
+    monkeypatch.setattr(rebuild_embeddings, "delay", unreachable)
+    client.force_login(alice)
+    page = client.post(reverse("embeddings:lab"), {"method": ["prob2vec", "onehot"]}, follow=True).content.decode()
+    assert page.count("The job queue (Redis) is unavailable, so this job was not started. Try again later.") == 1
+    assert "rebuilds queued" not in page
+    # The first run that could not be queued stops the loop: no waiting on Redis once per method.
+    assert list(EmbeddingRun.objects.values_list("method", "status")) == [("prob2vec", "failed")]
+    monkeypatch.undo()  # Redis is back (tasks run eagerly here): the same button works
+    page = client.post(reverse("embeddings:lab"), {"method": "prob2vec"}, follow=True).content.decode()
+    assert "2 rebuilds queued" in page and active_run() is not None
+
+
+def test_a_rebuild_whose_worker_died_is_done_once_by_the_redelivered_message(bank: dict[str, Any]) -> None:
+    from concepts.jobs import job_claim
+
+    run = embedding_run_start(method="prob2vec", source="labels")
+    assert job_claim(model=EmbeddingRun, job_id=run.id)  # the first worker claims it, then is killed
+    embedding_run_execute(run_id=run.id)  # a duplicate (not redelivered) message: somebody else has it
+    assert EmbeddingRun.objects.get(id=run.id).status == "running" and active_run() is None
+    embedding_run_execute(run_id=run.id, redelivered=True)
+    run.refresh_from_db()
+    assert (run.status, run.attempts) == ("done", 2) and active_run() == run
+    finished = run.finished_at
+    embedding_run_execute(run_id=run.id, redelivered=True)  # delivered again after it finished: nothing
+    run.refresh_from_db()
+    assert (run.status, run.attempts, run.finished_at) == ("done", 2, finished)
