@@ -231,3 +231,16 @@ def test_the_default_sort_follows_module_order_even_after_it_changes(
     late.order = 1
     late.save()
     assert order() == ["In late", "In early", "No module"]
+
+
+def test_the_filter_form_keeps_the_chosen_modules_and_concepts(client: Any, alice: Any, bank: Any) -> None:
+    from problems.models import Module
+
+    client.force_login(alice)
+    counting = Module.objects.get(name="counting")
+    body = client.get(f"/problems/?module={counting.pk}&concepts=nchoosek&concepts=permutations").content.decode()
+    assert f'<option value="{counting.pk}" selected>counting</option>' in body
+    assert '<option value="nchoosek" selected>nchoosek</option>' in body
+    assert '<option value="permutations" selected>permutations</option>' in body
+    assert '<option value="Bayes-formula">Bayes-formula</option>' in body
+    assert 'selected>conditional probability' not in body
