@@ -67,3 +67,14 @@ def job_claim(*, model: type[BackgroundJob], job_id: int, redelivered: bool = Fa
     if failed:
         logger.error("%s #%s: its worker died %d times; failed", model.__name__, job_id, MAX_JOB_ATTEMPTS)
     return False
+
+
+def job_fail_unfinished(*, model: type[BackgroundJob], job_id: int, error: str) -> bool:
+    """Mark a job FAILED with `error` if its task ended in an exception the service did not handle
+    (a bug, the soft time limit) while the row still says PENDING or RUNNING, so no page polls forever."""
+    failed = model.objects.filter(id=job_id, status__in=[JobStatus.PENDING, JobStatus.RUNNING]).update(
+        status=JobStatus.FAILED, error=error[:2000], finished_at=timezone.now()
+    )
+    if failed:
+        logger.error("%s #%s failed: %s", model.__name__, job_id, error)
+    return bool(failed)

@@ -6,10 +6,10 @@ from typing import Any
 
 from celery import shared_task
 
-from concepts.tasks import redelivered
+from concepts.tasks import JobTask, redelivered
 
 
-@shared_task(bind=True, acks_late=True)
+@shared_task(bind=True, acks_late=True, base=JobTask, job_model="embeddings.EmbeddingRun")
 def rebuild_embeddings(self: Any, run_id: int) -> None:
     from embeddings.services import embedding_run_execute
 

@@ -183,3 +183,20 @@ def test_a_rebuild_whose_worker_died_is_done_once_by_the_redelivered_message(ban
     embedding_run_execute(run_id=run.id, redelivered=True)  # delivered again after it finished: nothing
     run.refresh_from_db()
     assert (run.status, run.attempts, run.finished_at) == ("done", 2, finished)
+
+
+def test_a_rebuild_that_crashes_is_failed_with_the_message_not_left_running(bank: dict[str, Any], monkeypatch: Any) -> None:
+    from embeddings.algorithms import methods
+    from embeddings.tasks import rebuild_embeddings
+
+    def crash(*args: Any, **kwargs: Any) -> Any:
+        raise MemoryError("out of memory in the middle of training")
+
+    monkeypatch.setattr(methods, "embed", crash)
+    run = embedding_run_start(method="prob2vec", source="labels")
+    result = rebuild_embeddings.apply(args=[run.id], throw=False)  # as on a worker: the exception is the task's result
+    assert isinstance(result.result, MemoryError)
+    run.refresh_from_db()
+    assert run.status == "failed"
+    assert "MemoryError: out of memory in the middle of training" in run.error
+    assert run.finished_at is not None and active_run() is None
