@@ -59,6 +59,6 @@ def test_login_and_logout_pages(client: Any, alice: Any) -> None:
     response = client.post(reverse("login"), {"username": "alice", "password": "password-123"})
     assert response.status_code == 302 and response.url == reverse("home")
     assert client.get(reverse("home")).url == reverse("problems:list")
-    assert "didn't match" in client.post(reverse("login"), {"username": "alice", "password": "bad"}).content.decode()
+    assert "Please enter a correct username and password" in client.post(reverse("login"), {"username": "alice", "password": "bad"}).content.decode()
     client.post(reverse("logout"))
     assert client.get(reverse("problems:list")).status_code == 302
