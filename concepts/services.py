@@ -282,12 +282,15 @@ def extraction_run_execute(*, run_id: int, redelivered: bool = False) -> None:
         for start in range(0, len(ids), EXTRACTION_CHUNK):
             chunk = ids[start : start + EXTRACTION_CHUNK]
             texts = dict(Problem.objects.filter(id__in=chunk).values_list("id", "text"))
-            rows = []
-            for pid in chunk:
-                for slug in extraction.extract(texts[pid], compiled, pid):
-                    rows.append(
-                        ExtractedConcept(run_id=run_id, problem_id=pid, concept_id=concept_ids[slug], rule_version_id=version_ids.get(slug))
-                    )
+            try:
+                concept_sets = extraction.extract_many([texts[pid] for pid in chunk], compiled)
+            except extraction.RuleTimeout as exc:  # name the problem, not its place in the chunk
+                raise extraction.RuleTimeout(exc.slug, chunk[exc.text_index], exc.seconds, what="problem") from None
+            rows = [
+                ExtractedConcept(run_id=run_id, problem_id=pid, concept_id=concept_ids[slug], rule_version_id=version_ids.get(slug))
+                for pid, slugs in zip(chunk, concept_sets)
+                for slug in slugs
+            ]
             ExtractedConcept.objects.bulk_create(rows, batch_size=5000)
             found += len(rows)
             ExtractionRun.objects.filter(id=run_id).update(problems_done=start + len(chunk), concepts_found=found)

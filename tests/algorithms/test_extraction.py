@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import json
+import random
 import re
+from pathlib import Path
 
 import pytest
 
@@ -132,3 +135,148 @@ def test_evaluate_on_a_hand_computed_case() -> None:
 def test_evaluate_refuses_mismatched_lengths() -> None:
     with pytest.raises(ValueError, match="2 predictions for 1 problems"):
         evaluate([set(), set()], [set()], ["a"])
+
+
+# --- Rules with gaps: branches split by kind, matched in different sets, results unchanged ---------
+
+DEMO_RULES = Path(__file__).resolve().parents[2] / "problems" / "demo_course" / "rules.json"
+
+# pattern -> its top-level branches, each (text, has a gap)
+SPLIT_CASES = {
+    r"\bwithout\b[^.?]*\breplacement\b": [(r"\bwithout\b[^.?]*\breplacement\b", True)],
+    r"\bpoisson\b|\bgiven\b[^.?]*\bthat\b": [(r"\bpoisson\b", False), (r"\bgiven\b[^.?]*\bthat\b", True)],
+    # A gap inside an alternation inside a group makes its whole top-level branch gapped.
+    r"\b(urn[^.?]*ball|coin)\b|\bdie\b": [(r"\b(urn[^.?]*ball|coin)\b", True), (r"\bdie\b", False)],
+    # Nested groups, the gap three levels down; a `|` inside a group does not split.
+    r"(?:x(?:y(?:[^.?]|\.\d)*z))|w": [(r"(?:x(?:y(?:[^.?]|\.\d)*z))", True), ("w", False)],
+    r"(a|b)[^.?]*c": [(r"(a|b)[^.?]*c", True)],
+    # Repetitions that stay within a word, a number or a run of spaces are no gaps.
+    r"\bE\s*\[|\b\w+[- ]card hand|\$\d+\$": [(r"\bE\s*\[", False), (r"\b\w+[- ]card hand", False), (r"\$\d+\$", False)],
+    r"\b[\w ]+ or is\b": [(r"\b[\w ]+ or is\b", True)],
+    r"\bsample (mean)( \w+)* exceeds": [(r"\bsample (mean)( \w+)* exceeds", True)],
+    r"\bwhether [^.?$]{3,}\bis\b|\ba[^.?]{0,60}b|\ba[^.?]?b": [
+        (r"\bwhether [^.?$]{3,}\bis\b", True), (r"\ba[^.?]{0,60}b", True), (r"\ba[^.?]?b", False)],
+    # Inside a character class or escaped, `|`, `*` and `[^` are plain characters.
+    r"a[|]b|c\|d|e[*^.?]f": [("a[|]b", False), (r"c\|d", False), ("e[*^.?]f", False)],
+    # Case flags: a scoped group is read through; a gap in it still counts.
+    r"(?-i:\$[A-Z][^$]*\$)|\bvar\b": [(r"(?-i:\$[A-Z][^$]*\$)", True), (r"\bvar\b", False)],
+    # Not sure (lookaround, global flags, verbose mode, comments): the whole pattern, counted gapped.
+    r"(?=a[^.?]*b)c|d": [(r"(?=a[^.?]*b)c|d", True)],
+    r"(?i)a[^.?]*b|c": [(r"(?i)a[^.?]*b|c", True)],
+    r"(?x: a b )|c": [(r"(?x: a b )|c", True)],
+    r"a(?#[|)b|c": [(r"a(?#[|)b|c", True)],
+}
+
+
+@pytest.mark.parametrize("pattern, expected", SPLIT_CASES.items())
+def test_split_branches(pattern: str, expected: list[tuple[str, bool]]) -> None:
+    assert [(b.text, b.gapped) for b in extraction.split_branches(pattern)] == expected
+    assert "|".join(b.text for b in extraction.split_branches(pattern)) == pattern
+
+
+GAPPED_RULES = [
+    Rule("hypergeometric", r"\bhypergeometric\b|\bwithout replacement\b[^?]*\b(exactly|the number of)\b"),
+    Rule("same-sentence", r"\btest\w*\b(?:[^.?]|\.\d)*\bequal variances"),
+    Rule("in-group", r"\b(urn\b[^.?]*\bball|coin)s?\b"),
+    Rule("nested", r"(?:\bgiven (?:the|its) (?:[^.?,]*, (?:[^.?]|\.\d)*\bindependent))"),
+    Rule("case-sensitive", r"(?-i:\$[A-Z]\s*=\s*[^$]*[A-Z]\$)|\bfunction of\b"),
+    Rule("plain-case", r"\bF\b[^.?]*\bratio", ignore_case=False),
+]
+
+GAPPED_CASES = {
+    "Drawn without replacement; find the number of red balls.": {"hypergeometric"},
+    "Drawn WITHOUT REPLACEMENT? Find the number of red balls.": set(),  # `[^?]*` stops at the `?`
+    "A HYPERGEOMETRIC law.": {"hypergeometric"},
+    "We test whether the equal variances hold.": {"same-sentence"},
+    "We test it. Equal variances hold.": set(),  # another sentence
+    "Testing at 0.5 and 2.5 for equal variances": {"same-sentence"},  # `\.\d` crosses a decimal point
+    "An urn with one red ball": {"in-group"},
+    "Toss two coins": {"in-group"},
+    "An urn. One ball.": set(),
+    "Given the rain, are X and Y independent?": {"nested"},
+    "Given the rain. X and Y are independent.": set(),
+    "Let $Y = 2X$ here": {"case-sensitive"},
+    "let $y = 2x$ here": set(),  # the gapped branch is case-sensitive
+    "A FUNCTION OF X": {"case-sensitive"},
+    "The F statistic is a ratio": {"plain-case"},
+    "the f statistic is a ratio": set(),
+}
+
+
+@pytest.fixture(scope="module")
+def gapped_compiled() -> extraction.CompiledRules:
+    return compile_rules(GAPPED_RULES)
+
+
+@pytest.mark.parametrize("text, expected", GAPPED_CASES.items())
+def test_rules_with_gaps(gapped_compiled: extraction.CompiledRules, text: str, expected: set[str]) -> None:
+    assert extract(text, gapped_compiled) == expected
+    assert extraction.extract_many([text], gapped_compiled) == [expected]
+    assert expected == {
+        r.slug for r in GAPPED_RULES
+        if re.search(r.pattern, text, re.ASCII | (re.IGNORECASE if r.ignore_case else 0))
+    }
+
+
+def test_gapped_branches_are_matched_apart(gapped_compiled: extraction.CompiledRules) -> None:
+    # Every rule keeps its branches without a gap in the big set; the rest go to the small sets.
+    assert gapped_compiled.set_rules == ["hypergeometric", "case-sensitive"]
+    apart = sorted(slug for _, slugs in gapped_compiled.gapped_sets for slug in slugs)
+    assert apart == sorted(r.slug for r in GAPPED_RULES)
+
+
+def _demo_rules() -> list[Rule]:
+    spec = json.loads(DEMO_RULES.read_text(encoding="utf-8"))
+    return [Rule(slug, s["pattern"], s.get("ignore_case", True)) for slug, s in sorted(spec.items())]
+
+
+def _random_texts(rules: list[Rule], seed: int, count: int) -> list[str]:
+    """Texts made of the rules' own words, in random order and case, with sentence ends, commas,
+    decimals, formulas and parentheses between them, so that gaps open and close."""
+    words = sorted({w for r in rules for w in re.findall(r"[A-Za-z]{2,}", re.sub(r"\\[a-zA-Z]", " ", r.pattern))})
+    glue = [". ", "? ", ", ", " ", " ", " ", " 0.5 ", " $X = 2Y$ ", " (", ") ", " $", "$ ", " | ", " \\mid "]
+    rng = random.Random(seed)
+    texts = []
+    for _ in range(count):
+        parts = []
+        for _ in range(rng.randint(3, 40)):
+            word = rng.choice(words)
+            parts.append(rng.choice([word, word.lower(), word.upper(), word.capitalize()]))
+            parts.append(rng.choice(glue))
+        texts.append("".join(parts))
+    return texts
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_demo_rules_agree_with_re_on_random_texts(seed: int) -> None:
+    rules = _demo_rules()
+    texts = _random_texts(rules, seed, 400)
+    plain = [(r.slug, re.compile(r.pattern, re.ASCII | (re.IGNORECASE if r.ignore_case else 0))) for r in rules]
+    expected = [{slug for slug, p in plain if p.search(t)} for t in texts]
+    compiled = compile_rules(rules)
+    assert extraction.extract_many(texts, compiled) == expected
+    assert [extract(t, compiled) for t in texts] == expected
+    assert sum(map(len, expected)) > len(texts)  # the texts do exercise the rules
+
+
+@pytest.mark.parametrize("sets", [1, 3])
+def test_results_do_not_depend_on_how_gapped_branches_are_grouped(monkeypatch: pytest.MonkeyPatch, sets: int) -> None:
+    rules = _demo_rules()
+    texts = _random_texts(rules, 7, 200)
+    reference = extraction.extract_many(texts, compile_rules(rules))
+    monkeypatch.setattr(extraction, "GAPPED_SETS", sets)
+    monkeypatch.setattr(extraction, "BATCH", 64)  # several batches
+    compiled = compile_rules(rules)
+    assert len(compiled.gapped_sets) == sets
+    assert extraction.extract_many(texts, compiled) == reference
+
+
+def test_extract_many_reports_the_runaway_text_by_its_index() -> None:
+    compiled = compile_rules([Rule("poisson", r"\bpoisson\b"), Rule("evil", r"(a|aa)+(?=b)")], timeout=0.1)
+    with pytest.raises(RuleTimeout, match=r"on text 2 "):
+        extraction.extract_many(["poisson", "b", "a" * 40 + "!"], compiled)
+
+
+def test_preview_of_a_rule_with_a_gap() -> None:
+    found = extraction.preview(r"\bwithout\b[^.?]*\breplacement\b", True, ["Without any replacement", "without. replacement"])
+    assert [(m.index, m.spans) for m in found] == [(0, [(0, 23)])]

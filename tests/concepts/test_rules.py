@@ -84,6 +84,22 @@ def test_extraction_stores_concepts_with_rule_versions_and_reruns_do_no_new_work
     assert third.id != run.id and ExtractedConcept.objects.filter(run=third).count() == 5
 
 
+def test_a_rule_that_runs_away_on_a_newer_problem_fails_the_run_naming_it_and_keeps_nothing(
+    small_bank: dict[str, Any], nchoosek: Any, concept_factory: Any, problem_factory: Any, django_capture_on_commit_callbacks: Any
+) -> None:
+    rule_save(concept=nchoosek, pattern=r"\\binom")
+    # Saved while the bank was harmless (the save proves a backtracking rule on the bank of its day);
+    # then a problem arrives on which it backtracks catastrophically.
+    rule_save(concept=concept_factory("evil"), pattern=r"(a|aa)+(?=b)")
+    hostile = problem_factory("a" * 40 + "!", title="Hostile")
+    with django_capture_on_commit_callbacks(execute=True):
+        run = extraction_run_start()
+    run.refresh_from_db()
+    assert run.status == "failed"
+    assert f"rule 'evil' took longer than 0.25s on problem {hostile.id}" in run.error
+    assert not ExtractedConcept.objects.exists()
+
+
 def test_the_extract_concepts_command(small_bank: dict[str, Any], nchoosek: Any) -> None:
     rule_save(concept=nchoosek, pattern=r"\\binom")
     out = io.StringIO()
