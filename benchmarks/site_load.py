@@ -16,7 +16,9 @@ What it measures
     connection and cookies. First every user logs in through the real login form (GET /login/, then
     POST it with the CSRF token from the page); that phase is timed apart (``POST /login/`` runs the
     password hasher, deliberately slow) and is not in the overall figures. Then all users start
-    together and loop, with a think time uniform on [0, ``--think-ms``] ms between requests, until
+    together and loop, with a think time uniform on [``--think-min-ms``, ``--think-ms``] ms between
+    requests (default 1-3 s: a person reads a page before the next click; brisk for a student working
+    a problem, who takes minutes), until
     ``--requests`` requests in all or ``--seconds`` seconds:
 
     students (``--students``, default 35)
@@ -42,12 +44,14 @@ What it measures
     machine may be shared). Target: p95 < 200 ms, no errors.
 
     The client runs on the same machine as the server, the database and the gunicorn workers, and
-    takes CPU from them. With think times this short every user is almost always waiting on the
-    server: it is a saturation test, and on a small machine the latencies are mostly queueing.
+    takes CPU from them. With think times near zero (``--think-min-ms 0 --think-ms 50``) every user
+    is almost always waiting on the server: that is a saturation test of the machine's capacity, and
+    its latencies are mostly queueing (about users / throughput).
 
 How to run (from the project folder; PostgreSQL on 127.0.0.1:5432, trust auth for postgres)
     .venv/bin/python benchmarks/site_load.py                          # fill, serve, measure, drop
     .venv/bin/python benchmarks/site_load.py --reuse                  # keep the database for next time
+    .venv/bin/python benchmarks/site_load.py --reuse --think-min-ms 0 --think-ms 50   # saturation: the capacity
     .venv/bin/python benchmarks/site_load.py --problems 0 --requests 500 --seconds 15   # quick look, demo bank only
 """
 
@@ -93,7 +97,9 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--heads", type=int, default=5, help="head TAs and instructors (default 5)")
     parser.add_argument("--requests", type=int, default=5000, help="stop after this many requests in all, logins aside (default 5000)")
     parser.add_argument("--seconds", type=float, default=60.0, help="stop after this many seconds (default 60)")
-    parser.add_argument("--think-ms", type=float, default=50.0, help="think time between requests, uniform on [0, this] ms (default 50)")
+    parser.add_argument("--think-min-ms", type=float, default=1000.0, help="shortest think time between requests (default 1000 ms)")
+    parser.add_argument("--think-ms", type=float, default=3000.0,
+                        help="longest think time between requests; each is uniform on [--think-min-ms, this] (default 3000 ms)")
     parser.add_argument("--workers", type=int, default=None, help="gunicorn workers (default: what gunicorn.conf.py picks)")
     parser.add_argument("--threads", type=int, default=None, help="gunicorn threads per worker (default: gunicorn.conf.py's)")
     parser.add_argument("--port", type=int, default=8766)
@@ -305,7 +311,7 @@ class Visitor(threading.Thread):
 
     def think(self) -> None:
         if self.args.think_ms > 0:
-            time.sleep(self.rng.uniform(0, self.args.think_ms) / 1000)
+            time.sleep(self.rng.uniform(min(self.args.think_min_ms, self.args.think_ms), self.args.think_ms) / 1000)
 
     # -- the session
 
@@ -574,7 +580,7 @@ def main() -> int:
         print(f"machine: {os.cpu_count()} cores; gunicorn: {workers} workers x {threads} threads "
               f"({'sync' if threads == 1 else 'gthread'} workers), config prob2vec_site/gunicorn.conf.py")
         print(f"{users} users ({args.students} students, {args.tas} TAs, {args.heads} head TAs/instructors), "
-              f"think time 0-{args.think_ms:.0f} ms, for {args.seconds:.0f} s or {args.requests} requests after login")
+              f"think time {min(args.think_min_ms, args.think_ms):.0f}-{args.think_ms:.0f} ms, for {args.seconds:.0f} s or {args.requests} requests after login")
 
         budget = Budget(args.requests)
         start: dict[str, float] = {"stop_at": float("inf")}
