@@ -53,6 +53,23 @@ def pytest_sessionstart(session: pytest.Session) -> None:
         pytest.exit("Cannot run the tests:\n- " + "\n- ".join(problems), returncode=2)
 
 
+@pytest.fixture(scope="session")
+def django_db_setup(django_db_setup: None, django_db_blocker: Any) -> Any:
+    """pytest-django's test database, whose drop at the end no longer races the connections of the
+    gunicorn and Celery processes that the full-stack tests killed (their PostgreSQL backends may
+    still be closing): those are ended first, so the drop never fails with "being accessed"."""
+    yield
+    from django.db import connection
+
+    if connection.vendor != "postgresql":
+        return
+    with django_db_blocker.unblock(), connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+            "WHERE datname = current_database() AND pid <> pg_backend_pid()"
+        )
+
+
 @pytest.fixture
 def make_user(db: Any) -> Callable[..., Any]:
     from django.contrib.auth.models import Group, User
