@@ -106,7 +106,10 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--seed", type=int, default=2024)
     parser.add_argument("--reuse", action="store_true", help="reuse the database if it holds the same bank; keep it at the end")
     parser.add_argument("--force", action="store_true", help="allow a database whose name does not contain 'bench'")
-    return parser.parse_args()
+    args = parser.parse_args()
+    if args.think_min_ms > args.think_ms:
+        parser.error(f"--think-min-ms {args.think_min_ms:g} is above --think-ms {args.think_ms:g}")
+    return args
 
 
 # --- the database -------------------------------------------------------------------------------------
@@ -311,7 +314,7 @@ class Visitor(threading.Thread):
 
     def think(self) -> None:
         if self.args.think_ms > 0:
-            time.sleep(self.rng.uniform(min(self.args.think_min_ms, self.args.think_ms), self.args.think_ms) / 1000)
+            time.sleep(self.rng.uniform(self.args.think_min_ms, self.args.think_ms) / 1000)
 
     # -- the session
 
@@ -580,7 +583,7 @@ def main() -> int:
         print(f"machine: {os.cpu_count()} cores; gunicorn: {workers} workers x {threads} threads "
               f"({'sync' if threads == 1 else 'gthread'} workers), config prob2vec_site/gunicorn.conf.py")
         print(f"{users} users ({args.students} students, {args.tas} TAs, {args.heads} head TAs/instructors), "
-              f"think time {min(args.think_min_ms, args.think_ms):.0f}-{args.think_ms:.0f} ms, for {args.seconds:.0f} s or {args.requests} requests after login")
+              f"think time {args.think_min_ms:.0f}-{args.think_ms:.0f} ms, for {args.seconds:.0f} s or {args.requests} requests after login")
 
         budget = Budget(args.requests)
         start: dict[str, float] = {"stop_at": float("inf")}

@@ -297,14 +297,6 @@ def _compile_single(rule: Rule, engine: str) -> object:
     return regex.compile(rule.pattern, flags)
 
 
-def _re2_compiles(pattern: str) -> bool:
-    try:
-        re2.compile(pattern, _re2_options())
-        return True
-    except re2.error:
-        return False
-
-
 def _set_of(entries: list[tuple[str, str]], max_mem: int = SET_MAX_MEM) -> re2.Set:
     """A search set of (slug, pattern) entries, in order."""
     compiled = re2.Set.SearchSet(_re2_options(max_mem))
@@ -338,13 +330,11 @@ def compile_rules(rules: Iterable[Rule], timeout: float = DEFAULT_TIMEOUT) -> Co
             continue
         set_slugs.append(rule.slug)
         branches = split_branches(rule.pattern)
-        # The branches of each kind, rejoined: both parts together are the whole pattern.
-        parts = [_flagged("|".join(b.text for b in branches if b.gapped == g), rule.ignore_case)
-                 if any(b.gapped == g for b in branches) else None for g in (False, True)]
-        if parts[0] and parts[1] and not (_re2_compiles(parts[0]) and _re2_compiles(parts[1])):
-            parts = [None, _flagged(rule.pattern, rule.ignore_case)]  # never expected: matched whole
-        plain += [(rule.slug, parts[0])] if parts[0] else []
-        gapped += [(rule.slug, parts[1])] if parts[1] else []
+        # The branches of each kind, rejoined: the two parts together are the whole pattern.
+        for entries, kind in ((plain, False), (gapped, True)):
+            alternatives = [b.text for b in branches if b.gapped == kind]
+            if alternatives:
+                entries.append((rule.slug, _flagged("|".join(alternatives), rule.ignore_case)))
     # The rules' branches with a gap, in a few sets of their own: in one set with everything else,
     # or all together, the DFA's states multiply (each gap keeps a state alive to its sentence's end).
     groups = [gapped[i::GAPPED_SETS] for i in range(GAPPED_SETS)]
@@ -383,28 +373,21 @@ def extract(text: str, compiled: CompiledRules, text_index: int = 0) -> set[str]
     return found
 
 
-BATCH = 2048  # texts per batch in extract_many
-
-
 def extract_many(texts: Sequence[str], compiled: CompiledRules) -> list[set[str]]:
-    """`extract` of each text, with the same results, faster over many texts: each set runs over a
-    batch of texts in turn, so that its DFA stays in the CPU's caches."""
-    results: list[set[str]] = []
-    for start in range(0, len(texts), BATCH):
-        batch = texts[start : start + BATCH]
-        found_all: list[set[str]] = [set() for _ in batch]
-        if compiled._sets:
-            datas = [text.encode() for text in batch]
-            for match, slug_of in compiled._sets:
-                for found, data in zip(found_all, datas):
-                    hits = match(data)
-                    if hits:
-                        found.update(map(slug_of, hits))
-        if compiled.fallback:
-            for k, text in enumerate(batch):
-                _fallbacks(text, compiled, start + k, found_all[k])
-        results += found_all
-    return results
+    """`extract` of each text, with the same results, faster over many texts: each set runs over
+    all of them in turn, one C call a text. (Batches of 2,048 to 65,536 texts were slower, not
+    faster: 0.83-0.90 s against 0.82 s for the demo rules over 100,000 problems.)"""
+    found_all: list[set[str]] = [set() for _ in texts]
+    if compiled._sets:
+        datas = [text.encode() for text in texts]
+        for match, slug_of in compiled._sets:
+            for found, hits in zip(found_all, map(match, datas)):
+                if hits:
+                    found.update(map(slug_of, hits))
+    if compiled.fallback:
+        for i, text in enumerate(texts):
+            _fallbacks(text, compiled, i, found_all[i])
+    return found_all
 
 
 def match_spans(text: str, compiled: CompiledRules, slug: str, limit: int = 50) -> list[tuple[int, int]]:

@@ -36,6 +36,12 @@ VALID_CASES = {
 }
 
 
+def plain_re_matches(rules: list[Rule], texts: list[str]) -> list[set[str]]:
+    """The reference: each rule's whole pattern searched with Python `re`, text by text."""
+    plain = [(r.slug, re.compile(r.pattern, re.ASCII | (re.IGNORECASE if r.ignore_case else 0))) for r in rules]
+    return [{slug for slug, p in plain if p.search(t)} for t in texts]
+
+
 @pytest.fixture(scope="module")
 def compiled() -> extraction.CompiledRules:
     return compile_rules(RULES)
@@ -48,12 +54,7 @@ def test_extract(compiled: extraction.CompiledRules, text: str, expected: set[st
 
 def test_results_are_identical_to_a_plain_re_loop(compiled: extraction.CompiledRules) -> None:
     texts = list(VALID_CASES) + [t.upper() for t in VALID_CASES] + ["P(X \\mid Y) the the \\binom poisson with replacement"]
-    for text in texts:
-        expected = {
-            r.slug
-            for r in RULES
-            if re.search(r.pattern, text, re.ASCII | (re.IGNORECASE if r.ignore_case else 0))
-        }
+    for text, expected in zip(texts, plain_re_matches(RULES, texts)):
         assert extract(text, compiled) == expected, text
 
 
@@ -212,10 +213,7 @@ def gapped_compiled() -> extraction.CompiledRules:
 def test_rules_with_gaps(gapped_compiled: extraction.CompiledRules, text: str, expected: set[str]) -> None:
     assert extract(text, gapped_compiled) == expected
     assert extraction.extract_many([text], gapped_compiled) == [expected]
-    assert expected == {
-        r.slug for r in GAPPED_RULES
-        if re.search(r.pattern, text, re.ASCII | (re.IGNORECASE if r.ignore_case else 0))
-    }
+    assert plain_re_matches(GAPPED_RULES, [text]) == [expected]
 
 
 def test_gapped_branches_are_matched_apart(gapped_compiled: extraction.CompiledRules) -> None:
@@ -251,8 +249,7 @@ def _random_texts(rules: list[Rule], seed: int, count: int) -> list[str]:
 def test_demo_rules_agree_with_re_on_random_texts(seed: int) -> None:
     rules = _demo_rules()
     texts = _random_texts(rules, seed, 400)
-    plain = [(r.slug, re.compile(r.pattern, re.ASCII | (re.IGNORECASE if r.ignore_case else 0))) for r in rules]
-    expected = [{slug for slug, p in plain if p.search(t)} for t in texts]
+    expected = plain_re_matches(rules, texts)
     compiled = compile_rules(rules)
     assert extraction.extract_many(texts, compiled) == expected
     assert [extract(t, compiled) for t in texts] == expected
@@ -265,7 +262,6 @@ def test_results_do_not_depend_on_how_gapped_branches_are_grouped(monkeypatch: p
     texts = _random_texts(rules, 7, 200)
     reference = extraction.extract_many(texts, compile_rules(rules))
     monkeypatch.setattr(extraction, "GAPPED_SETS", sets)
-    monkeypatch.setattr(extraction, "BATCH", 64)  # several batches
     compiled = compile_rules(rules)
     assert len(compiled.gapped_sets) == sets
     assert extraction.extract_many(texts, compiled) == reference
