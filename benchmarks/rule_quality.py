@@ -1,177 +1,161 @@
-"""Benchmark: quality of the expert regex concept rules on the demo bank.
+"""Benchmark: quality of the starter concept rules, on the demo bank and on real text (the dev sets).
 
 What it measures
-    Loads the concept dictionary (``problems/demo_course/concepts.tsv``), the demo bank with its
-    expert ground-truth labels (``problems/demo_course/bank/module-*.jsonl``) and the rules
-    (``problems/demo_course/rules.json``), compiles the rules with ``concepts.extraction``, extracts
-    concepts from every problem text and compares them with the labels, problem by problem. Prints
-    the average false-positive rate FP/(FP+TN) and false-negative rate FN/(FN+TP) over concepts
-    (the figures the Prob2Vec paper reports: 0.98% and 9.17%), then the worst concepts.
-
-    With ``--shared DIR`` the rules are also run on every ``DIR/*/problems.jsonl`` (text we did not
-    write, without labels from our dictionary): per collection the number of problems, the share with
-    at least one extracted concept, the mean number of concepts per problem and the most frequent
-    concepts; for TheoremQA, which labels each problem with a theorem, the concepts extracted on the
-    problems of a few theorems.
+    The rules of ``problems/demo_course/rules.json`` compiled by ``concepts.extraction`` against expert
+    labels, problem by problem, as ``extractor_report`` does: per concept FP rate FP/(FP+TN) and FN rate
+    FN/(FN+TP), averaged over concepts (FN over the concepts with positives). Printed for
+      - the demo bank (286 problems, written by the team: flattering);
+      - each dev book (``benchmarks/devsets/``: OpenStax, OpenIntro, Grinstead & Snell, labelled by
+        ``../shared/concepts/LABELLING.md``), with micro recall and the share of labelled problems the
+        rules find no concept in;
+      - **leave one book out**: each book measured with the rules minus the branches written from
+        that book's misses only (each branch of rules.json says where it came from), i.e. rules tuned
+        without the book;
+      - the worst concepts per book.
+    ``--misses SLUG`` prints, per book, the labelled problems the rule misses and the ones it wrongly
+    matches (a rule author's view; text comes from ../shared/data and is not stored).
+    ``--shared DIR`` also reports coverage on every collection in DIR (most carry no labels).
 
 How to run (from the project folder)
-    .venv/bin/python benchmarks/rule_quality.py
-    .venv/bin/python benchmarks/rule_quality.py --shared ../shared/data
+    .venv/bin/python benchmarks/rule_quality.py [--json] [--misses SLUG] [--shared ../shared/data]
 
-Plain Python: no Django, no database.
+Plain Python: no Django, no database. The dev books are read from ../shared/data (or
+$PROB2VEC_SHARED_DATA); without them only the demo bank is measured, and the script says so.
 """
 
 from __future__ import annotations
 
 import argparse
 import csv
-import importlib.util
 import json
 import sys
 from collections import Counter
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-COURSE = ROOT / "problems" / "demo_course"
+sys.path.insert(0, str(ROOT))
+
+from benchmarks import devsets  # noqa: E402
+from concepts import extraction  # noqa: E402  (pure)
+from problems.demo_course import DEMO_DIR, bank_files, demo_rules  # noqa: E402  (pure)
 
 THEOREMQA = "theoremqa-probability-statistics"
-THEOREMQA_LABELS = [
-    "binomial theorem",
-    "inclusion-exclusion principle",
-    "bayes' theorem",
-    "chebyshev's inequality",
-    "markov's inequality",
-    "central limit theorem",
-    "poisson process",
-    "p-value",
-    "t-test",
-    "covariance formula",
-    "law of large number",
-    "chi-square test",
-]
 
 
-def _load_extraction():
-    """Import concepts/extraction.py by path, so that the Django app package is never imported."""
-    path = ROOT / "concepts" / "extraction.py"
-    spec = importlib.util.spec_from_file_location("prob2vec_extraction", path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses need the module registered
-    spec.loader.exec_module(module)  # type: ignore[union-attr]
-    return module
-
-
-extraction = _load_extraction()
-
-
-def load_concepts(path: Path) -> list[str]:
-    with path.open(encoding="utf-8", newline="") as f:
+def load_concepts() -> list[str]:
+    with (DEMO_DIR / "concepts.tsv").open(encoding="utf-8", newline="") as f:
         return [row["slug"] for row in csv.DictReader(f, delimiter="\t") if row.get("slug")]
 
 
-def load_jsonl(path: Path) -> list[dict]:
-    with path.open(encoding="utf-8") as f:
-        return [json.loads(line) for line in f if line.strip()]
+def compiled_rules(without: str = "") -> extraction.CompiledRules:
+    rules = [extraction.Rule(slug, str(s["pattern"]), bool(s["ignore_case"])) for slug, s in sorted(demo_rules(without).items())]
+    return extraction.compile_rules(rules)
 
 
-def load_bank(folder: Path) -> list[dict]:
-    problems: list[dict] = []
-    for path in sorted(folder.glob("module-*.jsonl")):
-        problems.extend(load_jsonl(path))
-    return problems
+def demo_bank() -> tuple[list[str], list[str], list[set[str]]]:
+    rows = [json.loads(line) for path in bank_files() for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    return [r["id"] for r in rows], [r["text"] for r in rows], [set(r["labels"]) for r in rows]
 
 
-def load_rules(path: Path) -> list:
-    data = json.loads(path.read_text(encoding="utf-8"))
-    return [
-        extraction.Rule(slug, spec["pattern"], bool(spec.get("ignore_case", True)))
-        for slug, spec in data.items()
-    ]
+def dev_book(book: str) -> tuple[list[str], list[str], list[set[str]]]:
+    truth = devsets.labels(book)
+    records = {r["id"]: r for r in devsets.book_problems(book)}
+    ids = [i for i in truth if i in records]
+    return ids, [records[i]["text"] for i in ids], [set(truth[i]) for i in ids]
+
+
+def measure(texts: list[str], truth: list[set[str]], concepts: list[str], compiled: extraction.CompiledRules) -> dict:
+    predicted = extraction.extract_many(texts, compiled)
+    ev = extraction.evaluate(predicted, truth, concepts)
+    tp = sum(len(p & t) for p, t in zip(predicted, truth))
+    positives = sum(len(t) for t in truth)
+    return {
+        "problems": len(texts),
+        "fn_rate": ev.fn_rate,
+        "fp_rate": ev.fp_rate,
+        "micro_recall": tp / positives if positives else None,
+        "no_concept": sum(1 for p in predicted if not p) / len(texts) if texts else None,
+        "concepts": ev.as_dict()["concepts"],
+        "_predicted": predicted,
+    }
 
 
 def pct(x: float | None) -> str:
-    return "   n/a" if x is None else f"{100 * x:6.2f}"
+    return "n/a" if x is None else f"{100 * x:.2f}%"
 
 
-def print_table(title: str, rows: list[tuple[str, object]]) -> None:
-    print(f"\n{title}")
-    print(f"  {'concept':34s} {'tp':>4s} {'fp':>4s} {'fn':>4s} {'tn':>4s} {'FN%':>7s} {'FP%':>7s}")
-    for slug, s in rows:
-        print(f"  {slug:34s} {s.tp:4d} {s.fp:4d} {s.fn:4d} {s.tn:4d} {pct(s.fn_rate):>7s} {pct(s.fp_rate):>7s}")
+def worst(concepts: dict, key: str, n: int) -> list[str]:
+    rows = [(slug, s) for slug, s in concepts.items() if s[f"{key}_rate"] is not None and s[key] > 0]
+    rows.sort(key=lambda kv: (-kv[1][f"{key}_rate"], -kv[1][key], kv[0]))
+    return [f"{slug} {s[key]}/{s[key] + (s['tp'] if key == 'fn' else s['tn'])}" for slug, s in rows[:n]]
 
 
-def evaluate_bank(concepts: list[str], rules: list, compiled) -> None:
-    bank = load_bank(COURSE / "bank")
-    texts = [p["text"] for p in bank]
-    truth = [set(p.get("labels") or []) for p in bank]
-    predicted = extraction.extract_many(texts, compiled)
-    ev = extraction.evaluate(predicted, truth, concepts)
-    ruled = {r.slug for r in rules}
-    engines = Counter(compiled.engines.values())
-    print(f"problems: {ev.problems}")
-    print(f"concepts: {len(concepts)}  rules: {len(rules)}  (engines: {dict(engines)})")
-    missing = [c for c in concepts if c not in ruled]
-    if missing:
-        print(f"concepts without a rule: {', '.join(missing)}")
-    unknown = sorted(ruled - set(concepts))
-    if unknown:
-        print(f"rules for unknown concepts: {', '.join(unknown)}")
-    print(f"average FP rate over concepts: {pct(ev.fp_rate).strip()}%")
-    print(f"average FN rate over concepts: {pct(ev.fn_rate).strip()}%")
-    stats = ev.concepts
-    by_fn = sorted(
-        (s for s in stats.items() if s[1].fn_rate is not None),
-        key=lambda kv: (-kv[1].fn_rate, -kv[1].fn, kv[0]),
-    )
-    by_fp = sorted(
-        (s for s in stats.items() if s[1].fp_rate is not None),
-        key=lambda kv: (-kv[1].fp_rate, -kv[1].fp, kv[0]),
-    )
-    print_table("20 worst concepts by FN rate", by_fn[:20])
-    print_table("10 worst concepts by FP rate", by_fp[:10])
+def print_misses(slug: str, books: dict[str, tuple]) -> None:
+    for name, (ids, texts, truth, result) in books.items():
+        predicted = result["_predicted"]
+        fn = [i for i in range(len(ids)) if slug in truth[i] and slug not in predicted[i]]
+        fp = [i for i in range(len(ids)) if slug not in truth[i] and slug in predicted[i]]
+        print(f"\n==== {name}: {slug}: {len(fn)} missed, {len(fp)} wrongly matched")
+        for kind, rows in (("MISSED", fn), ("WRONG", fp)):
+            for i in rows:
+                text = " ".join(texts[i].split())
+                print(f"-- {kind} {ids[i]} labels={sorted(truth[i])}\n   {text[:700]}")
 
 
-def run_shared(shared: Path, compiled) -> None:
-    paths = sorted(shared.glob("*/problems.jsonl"))
-    if not paths:
-        print(f"\nno */problems.jsonl under {shared}")
-        return
-    for path in paths:
-        name = path.parent.name
-        problems = load_jsonl(path)
+def run_shared(shared: Path, compiled: extraction.CompiledRules) -> None:
+    for path in sorted(shared.glob("*/problems.jsonl")):
+        problems = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
         found = extraction.extract_many([p.get("text") or "" for p in problems], compiled)
         n = len(problems)
         hit = sum(1 for f in found if f)
-        mean = sum(len(f) for f in found) / n if n else 0.0
         counts = Counter(c for f in found for c in f)
-        print(f"\n== {name}: {n} problems, {100 * hit / n if n else 0:.1f}% with >= 1 concept, "
-              f"{mean:.2f} concepts per problem")
-        top = ", ".join(f"{slug} {k}" for slug, k in counts.most_common(15))
-        print(f"  top concepts: {top}")
-        if name == THEOREMQA:
-            print("  concepts extracted per theorem label (problems with the label -> concept counts):")
-            for label in THEOREMQA_LABELS:
-                idx = [i for i, p in enumerate(problems) if label in (p.get("labels") or [])]
-                if not idx:
-                    continue
-                c = Counter(x for i in idx for x in found[i])
-                empty = sum(1 for i in idx if not found[i])
-                shown = ", ".join(f"{slug} {k}" for slug, k in c.most_common(6)) or "-"
-                print(f"    {label!r} ({len(idx)} problems, {empty} with none): {shown}")
+        print(f"\n== {path.parent.name}: {n} problems, {100 * hit / n if n else 0:.1f}% with >= 1 concept, "
+              f"{sum(len(f) for f in found) / max(n, 1):.2f} concepts per problem")
+        print("  top concepts: " + ", ".join(f"{slug} {k}" for slug, k in counts.most_common(12)))
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--rules", type=Path, default=COURSE / "rules.json", help="rules file (JSON)")
-    parser.add_argument("--concepts", type=Path, default=COURSE / "concepts.tsv")
-    parser.add_argument("--shared", type=Path, metavar="DIR",
-                        help="also run the rules on DIR/*/problems.jsonl (e.g. ../shared/data)")
+    parser.add_argument("--json", action="store_true", help="print the figures as JSON")
+    parser.add_argument("--misses", metavar="SLUG", help="list the labelled problems one rule misses or wrongly matches")
+    parser.add_argument("--worst", type=int, default=8, help="worst concepts listed per book")
+    parser.add_argument("--shared", type=Path, metavar="DIR", help="also report coverage on DIR/*/problems.jsonl")
     args = parser.parse_args(argv)
 
-    concepts = load_concepts(args.concepts)
-    rules = load_rules(args.rules)
-    compiled = extraction.compile_rules(rules)
-    evaluate_bank(concepts, rules, compiled)
+    concepts = load_concepts()
+    compiled = compiled_rules()
+    books: dict[str, tuple] = {}
+    ids, texts, truth = demo_bank()
+    books["demo"] = (ids, texts, truth, measure(texts, truth, concepts, compiled))
+    reason = devsets.missing_reason()
+    lobo: dict[str, dict] = {}
+    if not reason:
+        for book, name in devsets.BOOKS.items():
+            ids, texts, truth = dev_book(book)
+            books[name] = (ids, texts, truth, measure(texts, truth, concepts, compiled))
+            lobo[name] = measure(texts, truth, concepts, compiled_rules(without=name))
+    if args.misses:
+        print_misses(args.misses, books)
+        return 0
+    summary = {
+        name: {k: v for k, v in r.items() if not k.startswith("_") and k != "concepts"} for name, (_, _, _, r) in books.items()
+    }
+    for name, r in lobo.items():
+        summary[name]["leave_one_book_out"] = {k: v for k, v in r.items() if not k.startswith("_") and k != "concepts"}
+    if args.json:
+        print(json.dumps(summary, indent=2, sort_keys=True))
+        return 0
+    print(f"rules: {len(demo_rules())} of {len(concepts)} concepts")
+    if reason:
+        print(f"dev books skipped: {reason}")
+    print(f"\n{'set':10} {'problems':>8} {'FN':>8} {'FP':>7} {'recall':>8} {'no concept':>11} {'LOBO FN':>8} {'LOBO FP':>8}")
+    for name, s in summary.items():
+        lo = s.get("leave_one_book_out", {})
+        print(f"{name:10} {s['problems']:>8} {pct(s['fn_rate']):>8} {pct(s['fp_rate']):>7} {pct(s['micro_recall']):>8} "
+              f"{pct(s['no_concept']):>11} {pct(lo.get('fn_rate')) if lo else '':>8} {pct(lo.get('fp_rate')) if lo else '':>8}")
+    for name, (_, _, _, r) in books.items():
+        print(f"\n{name}: worst FN: {', '.join(worst(r['concepts'], 'fn', args.worst))}")
+        print(f"{name}: worst FP: {', '.join(worst(r['concepts'], 'fp', args.worst))}")
     if args.shared:
         run_shared(args.shared, compiled)
     return 0

@@ -36,10 +36,35 @@ def read_tsv(name: str) -> list[dict[str, str]]:
         return list(csv.DictReader(f, delimiter="\t"))
 
 
-def demo_rules() -> dict[str, dict[str, object]]:
-    """The demo course's concept rules (slug -> pattern, ignore_case), or {} if not written yet."""
+# Where a branch of a starter rule came from (`rules.json`, "from"): the demo bank, the concept
+# dictionary and textbook usage in general, or the misses of one dev book (benchmarks/devsets/).
+# benchmarks/rule_quality.py measures "leave one book out" by dropping the branches only that book
+# motivated.
+RULE_ORIGINS = ("demo", "general", "openstax", "openintro", "gs")
+
+
+def demo_rule_branches() -> dict[str, dict[str, object]]:
+    """rules.json as written: slug -> {ignore_case, branches: [{re, from}]}, or {} if absent."""
     path = DEMO_DIR / "rules.json"
     return json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+
+
+def join_branches(branches: list[dict[str, object]], without: str = "") -> str:
+    """One pattern of the branches' alternatives, leaving out those whose only origin is ``without``."""
+    return "|".join(str(b["re"]) for b in branches if not without or set(b["from"]) - {without})  # type: ignore[arg-type]
+
+
+def demo_rules(without: str = "") -> dict[str, dict[str, object]]:
+    """The demo course's concept rules, slug -> {pattern, ignore_case} (what `rules_load` takes).
+
+    ``without`` names a dev book: its own branches are left out (a rule left empty is dropped).
+    """
+    rules = {}
+    for slug, spec in demo_rule_branches().items():
+        pattern = join_branches(spec["branches"], without)  # type: ignore[arg-type]
+        if pattern:
+            rules[slug] = {"pattern": pattern, "ignore_case": bool(spec.get("ignore_case", True))}
+    return rules
 
 
 def bank_files() -> list[Path]:

@@ -140,7 +140,6 @@ def test_evaluate_refuses_mismatched_lengths() -> None:
 
 # --- Rules with gaps: branches split by kind, matched in different sets, results unchanged ---------
 
-DEMO_RULES = Path(__file__).resolve().parents[2] / "problems" / "demo_course" / "rules.json"
 
 # pattern -> its top-level branches, each (text, has a gap)
 SPLIT_CASES = {
@@ -224,8 +223,9 @@ def test_gapped_branches_are_matched_apart(gapped_compiled: extraction.CompiledR
 
 
 def _demo_rules() -> list[Rule]:
-    spec = json.loads(DEMO_RULES.read_text(encoding="utf-8"))
-    return [Rule(slug, s["pattern"], s.get("ignore_case", True)) for slug, s in sorted(spec.items())]
+    from problems.demo_course import demo_rules  # pure: the package reads files only
+
+    return [Rule(slug, str(s["pattern"]), bool(s["ignore_case"])) for slug, s in sorted(demo_rules().items())]
 
 
 def _random_texts(rules: list[Rule], seed: int, count: int) -> list[str]:

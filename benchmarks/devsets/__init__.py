@@ -1,0 +1,91 @@
+"""The dev sets: expert labels and triplets on three public books, kept here by problem id only.
+
+The books' text stays in ``../shared/data`` (never committed); this module joins the two. Plain
+Python, no Django: benchmarks and tests read it directly, and write the files the app's own import
+commands take (``import_problems``, ``import_labels``, ``import_triplets``).
+
+A book's problems are imported with their **chapter** as the module: triplets are built within one
+chapter, and the app refuses a triplet whose problems span modules.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parents[1]
+
+# folder under shared/data -> short name used in tables and in rules.json "from" tags
+BOOKS = {
+    "openstax-introductory-statistics-2e": "openstax",
+    "openintro-statistics-4e": "openintro",
+    "grinstead-snell-probability": "gs",
+}
+
+
+def shared_data_dir() -> Path:
+    """``$PROB2VEC_SHARED_DATA``, else ``../shared/data`` beside the project."""
+    return Path(os.environ.get("PROB2VEC_SHARED_DATA") or ROOT.parent / "shared" / "data")
+
+
+def missing_reason(shared: Path | None = None) -> str:
+    """Why the dev sets cannot be used here, or "" when every book's problems are present."""
+    shared = shared or shared_data_dir()
+    absent = [book for book in BOOKS if not (shared / book / "problems.jsonl").exists()]
+    if absent:
+        return f"the public collections are not at {shared} (missing: {', '.join(absent)}); set PROB2VEC_SHARED_DATA"
+    return ""
+
+
+def _jsonl(path: Path) -> list[dict]:
+    if not path.exists():
+        return []
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def chapter_of(record: dict) -> str:
+    return str(record.get("chapter") or record["module"].split(".")[0])
+
+
+def book_problems(book: str, shared: Path | None = None) -> list[dict]:
+    """Every problem of the book, as in shared/data but with ``module`` set to its chapter."""
+    records = _jsonl((shared or shared_data_dir()) / book / "problems.jsonl")
+    return [{**r, "module": chapter_of(r), "section": r["module"]} for r in records]
+
+
+def labels(book: str) -> dict[str, list[str]]:
+    """Resolved ground truth: problem id -> concept slugs, most specific first."""
+    return {r["id"]: r["concepts"] for r in _jsonl(HERE / book / "labels.jsonl")}
+
+
+def skipped(book: str) -> dict[str, str]:
+    """Sampled problems left unlabelled by the guide: id -> reason."""
+    return {r["id"]: r["reason"] for r in _jsonl(HERE / book / "skipped.jsonl")}
+
+
+def triplets(book: str) -> list[dict]:
+    """Accepted expert triplets: {anchor, positive, negative, kind, wording}."""
+    return _jsonl(HERE / book / "triplets.jsonl")
+
+
+def overlap(book: str, annotator: str) -> dict[str, list[str] | None]:
+    """One annotator's independent labels of the shared sample (None: skipped by the guide)."""
+    return {r["id"]: (None if "skip" in r else r["concepts"]) for r in _jsonl(HERE / book / f"overlap-{annotator}.jsonl")}
+
+
+def write_import_files(book: str, folder: Path, shared: Path | None = None, problems: str = "all") -> dict[str, Path]:
+    """Write ``problems.jsonl`` (module = chapter), ``labels.jsonl`` and ``triplets.jsonl`` for the
+    import commands into ``folder``; ``problems="labelled"`` keeps only the labelled problems."""
+    folder.mkdir(parents=True, exist_ok=True)
+    truth = labels(book)
+    records = [r for r in book_problems(book, shared) if problems == "all" or r["id"] in truth]
+    paths = {"problems": folder / f"{book}.jsonl", "labels": folder / f"{book}-labels.jsonl", "triplets": folder / f"{book}-triplets.jsonl"}
+    keys = ("id", "text", "module", "level", "answer", "solution", "source")
+    paths["problems"].write_text("".join(json.dumps({k: r.get(k) for k in keys} | {"labels": []}) + "\n" for r in records), encoding="utf-8")
+    paths["labels"].write_text("".join(json.dumps({"id": i, "concepts": c}) + "\n" for i, c in truth.items()), encoding="utf-8")
+    paths["triplets"].write_text(
+        "".join(json.dumps({k: t[k] for k in ("anchor", "positive", "negative")}) + "\n" for t in triplets(book)), encoding="utf-8"
+    )
+    return paths
