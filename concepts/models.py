@@ -113,9 +113,20 @@ class BackgroundJob(models.Model):
         return (finished - started).total_seconds() if started and finished else None
 
 
-class ExtractionRun(BackgroundJob):
-    """One application of every enabled rule to the whole bank."""
+class ExtractionSource(models.TextChoices):
+    RULES = "rules", "rules"
+    HYBRID = "hybrid", "rules + learned"
 
+
+class ExtractionRun(BackgroundJob):
+    """One application of every enabled rule to the whole bank (source "rules"), or the hybrid source:
+    a rules run's concepts plus those a model learned from the ground-truth labels finds (source "hybrid")."""
+
+    source = models.CharField(max_length=10, choices=ExtractionSource.choices, default=ExtractionSource.RULES, db_index=True)
+    rules_run = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="+", help_text="Hybrid: the rules run it adds to."
+    )
+    details = models.JSONField(default=dict, blank=True, help_text="Hybrid: the learned model, its thresholds and what it added.")
     fingerprint = models.CharField(max_length=64, db_index=True, help_text="Hash of the rule versions and problems used.")
     rule_versions = models.JSONField(default=dict, help_text="slug -> rule version number used.")
     problems_total = models.PositiveIntegerField(default=0)
@@ -132,6 +143,9 @@ class ExtractedConcept(models.Model):
     problem = models.ForeignKey("problems.Problem", on_delete=models.CASCADE, related_name="extracted_concepts")
     concept = models.ForeignKey(Concept, on_delete=models.CASCADE, related_name="+")
     rule_version = models.ForeignKey(ConceptRuleVersion, null=True, on_delete=models.SET_NULL, related_name="+")
+    probability = models.FloatField(
+        null=True, blank=True, help_text="Hybrid: the learned model's probability, where it and not a rule found the concept."
+    )
 
     class Meta:
         indexes = [models.Index(fields=["run", "problem"], name="extracted_run_problem")]
@@ -142,6 +156,7 @@ class ExtractorReport(BackgroundJob):
     """FP/FN rates of the rule extractor against ground-truth labels, per concept and averaged."""
 
     collection = models.CharField(max_length=100, blank=True, help_text="Empty: every labelled problem.")
+    source = models.CharField(max_length=10, choices=ExtractionSource.choices, default=ExtractionSource.RULES)
     rule_versions = models.JSONField(default=dict)
     problems = models.PositiveIntegerField(default=0)
     fp_rate = models.FloatField(null=True, blank=True)
@@ -149,7 +164,10 @@ class ExtractorReport(BackgroundJob):
     concepts = models.JSONField(default=dict, help_text="slug -> {tp, fp, fn, tn, fp_rate, fn_rate}")
 
     def as_json(self) -> dict[str, object]:
-        return {"problems": self.problems, "average": {"fp_rate": self.fp_rate, "fn_rate": self.fn_rate}, "concepts": self.concepts}
+        return {
+            "problems": self.problems, "source": self.source,
+            "average": {"fp_rate": self.fp_rate, "fn_rate": self.fn_rate}, "concepts": self.concepts,
+        }
 
 
 class LabelSet(models.Model):

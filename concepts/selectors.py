@@ -184,7 +184,7 @@ def extraction_run_get(pk: int) -> ExtractionRun:
 
 
 def extracted_for_problem(problem: Problem) -> list[str]:
-    run = ExtractionRun.objects.filter(status="done").order_by("-id").first()
+    run = ExtractionRun.objects.filter(status="done", source="rules").order_by("-id").first()
     if run is None:
         return []
     return list(
@@ -278,7 +278,7 @@ def _label_queue(*, queue: str, user: Any) -> QuerySet[Problem]:
         # Labelled problems whose concepts in the latest extraction run differ from their ground truth:
         # a label the run missed, or a concept it found that is not a label. One query: the bank's
         # labels and extractions are never read into Python.
-        run = ExtractionRun.objects.filter(status="done").order_by("-id").first()
+        run = ExtractionRun.objects.filter(status="done", source="rules").order_by("-id").first()
         if run is None:
             return problems.none()
         truth = GroundTruthLabel.objects.filter(problem_id=OuterRef("pk"))

@@ -8,14 +8,16 @@ import json
 import logging
 import os
 import time
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any
+
+import numpy as np
 
 from django.db import transaction
 from django.db.models import Count, Max
 from django.utils import timezone
 
-from concepts import extraction
+from concepts import extraction, learned
 from concepts.jobs import job_claim, job_enqueue
 from concepts.models import (
     Concept,
@@ -23,6 +25,7 @@ from concepts.models import (
     ConceptRuleVersion,
     ExtractedConcept,
     ExtractionRun,
+    ExtractionSource,
     ExtractorReport,
     GroundTruthLabel,
     JobStatus,
@@ -240,33 +243,65 @@ def _fingerprint(rule_versions: dict[str, int]) -> str:
     return hashlib.sha256(raw.encode()).hexdigest()
 
 
-def extraction_run_start(*, user: Any = None) -> ExtractionRun:
-    """Queue an extraction of the whole bank, or return the run that already covers these rules and problems."""
+def _hybrid_fingerprint(rules_run: ExtractionRun) -> str:
+    """A hybrid run depends on its rules run, the bank's labels and the learned model's settings."""
+    labels = GroundTruthLabel.objects.aggregate(n=Count("id"), top=Max("id"))
+    raw = json.dumps(["hybrid", learned.MODEL_VERSION, asdict(learned.LearnedConfig()), rules_run.pk, rules_run.fingerprint, labels], default=str)
+    return hashlib.sha256(raw.encode()).hexdigest()
+
+
+def extraction_run_latest_done(source: str = ExtractionSource.RULES) -> ExtractionRun | None:
+    return ExtractionRun.objects.filter(status=JobStatus.DONE, source=source).order_by("-id").first()
+
+
+class ExtractionInputError(ValueError):
+    """An extraction that cannot start (a hybrid run with no finished rules run to add to)."""
+
+
+def extraction_run_start(*, user: Any = None, source: str = ExtractionSource.RULES) -> ExtractionRun:
+    """Queue an extraction of the whole bank, or return the run that already covers the same inputs.
+
+    Source "rules" applies every enabled rule; "hybrid" adds the learned extractor to the latest
+    finished rules run (``extract_concepts`` first)."""
     from concepts.selectors import rules_enabled
 
-    versions = {rule.slug: model.version for rule, model in rules_enabled()}
-    fingerprint = _fingerprint(versions)
+    if source == ExtractionSource.HYBRID:
+        rules_run = extraction_run_latest_done(ExtractionSource.RULES)
+        if rules_run is None:
+            raise ExtractionInputError("no finished rule extraction to add to: run `python manage.py extract_concepts` first")
+        fingerprint, versions = _hybrid_fingerprint(rules_run), rules_run.rule_versions
+    elif source == ExtractionSource.RULES:
+        rules_run = None
+        versions = {rule.slug: model.version for rule, model in rules_enabled()}
+        fingerprint = _fingerprint(versions)
+    else:
+        raise ExtractionInputError(f"unknown source {source!r}; use rules or hybrid")
     same = (
-        ExtractionRun.objects.filter(fingerprint=fingerprint)
-        .exclude(status=JobStatus.FAILED)
+        ExtractionRun.objects.filter(fingerprint=fingerprint, source=source)
+        .exclude(status__in=[JobStatus.FAILED, JobStatus.CANCELLED])
         .order_by("-id")
         .first()
     )
     if same is not None:
         return same
-    run = ExtractionRun.objects.create(fingerprint=fingerprint, rule_versions=versions, created_by=user)
+    run = ExtractionRun.objects.create(
+        source=source, rules_run=rules_run, fingerprint=fingerprint, rule_versions=versions, created_by=user
+    )
     job_enqueue(job=run, task=extract_concepts_task)
     return run
 
 
 def extraction_run_execute(*, run_id: int, redelivered: bool = False) -> None:
-    """Apply every enabled rule to the bank and store what each problem got. Claimed once."""
+    """Apply every enabled rule to the bank (or build the hybrid source) and store what each problem got. Claimed once."""
     from concepts.selectors import rules_enabled
 
     if not job_claim(model=ExtractionRun, job_id=run_id, redelivered=redelivered):
         return  # another worker got there first, or the run is finished
     started = time.monotonic()
     ExtractedConcept.objects.filter(run_id=run_id).delete()  # the rows of a worker that died mid-run
+    if ExtractionRun.objects.filter(id=run_id, source=ExtractionSource.HYBRID).exists():
+        _hybrid_execute(run_id, started)
+        return
     try:
         pairs = rules_enabled()
         compiled = extraction.compile_rules([rule for rule, _ in pairs])
@@ -306,14 +341,114 @@ def extraction_run_execute(*, run_id: int, redelivered: bool = False) -> None:
     logger.info("Extraction run %s: %d problems, %d concepts [%dms]", run_id, len(ids), found, (time.monotonic() - started) * 1000)
 
 
-def extractor_report_start(*, user: Any = None, collection: str = "") -> ExtractorReport:
-    report = ExtractorReport.objects.create(created_by=user, collection=collection)
+def _hybrid_execute(run_id: int, started: float) -> None:
+    """The hybrid source: the rules run's concepts, plus what the learned extractor finds where a rule did not.
+
+    The learned model is fitted on the bank's ground-truth labels. A labelled problem's learned concepts
+    come from nested cross-validation (a model and thresholds that never saw its labels), so reports on
+    labelled problems are honest; unlabelled problems are scored by the model fitted on every label."""
+    run = ExtractionRun.objects.select_related("rules_run").get(id=run_id)
+    rules_run = run.rules_run
+    if rules_run is None or rules_run.status != JobStatus.DONE:
+        ExtractionRun.objects.filter(id=run_id).update(
+            status=JobStatus.FAILED, error="its rules run is gone or unfinished: run `extract_concepts` again", finished_at=timezone.now()
+        )
+        return
+    ids = list(Problem.objects.order_by("id").values_list("id", flat=True))
+    row = {pid: i for i, pid in enumerate(ids)}
+    slugs = list(Concept.objects.order_by("slug").values_list("slug", flat=True))
+    col = {slug: j for j, slug in enumerate(slugs)}
+    concept_ids = dict(Concept.objects.values_list("slug", "id"))
+    ExtractionRun.objects.filter(id=run_id).update(problems_total=len(ids))
+    hits = np.zeros((len(ids), len(slugs)), dtype=bool)
+    by_rule: list[tuple[int, str, int | None]] = []
+    for pid, slug, version in ExtractedConcept.objects.filter(run=rules_run).values_list("problem_id", "concept__slug", "rule_version_id"):
+        if pid in row:
+            hits[row[pid], col[slug]] = True
+            by_rule.append((pid, slug, version))
+    truth_sets: dict[int, set[str]] = {}
+    for pid, slug in GroundTruthLabel.objects.values_list("problem_id", "concept__slug"):
+        if pid in row:
+            truth_sets.setdefault(pid, set()).add(slug)
+    labelled = sorted(truth_sets)
+    truth = np.zeros((len(labelled), len(slugs)), dtype=np.float32)
+    for i, pid in enumerate(labelled):
+        for slug in truth_sets[pid]:
+            truth[i, col[slug]] = 1.0
+    texts = list(Problem.objects.order_by("id").values_list("text", flat=True))
+
+    def on_progress(fraction: float) -> None:
+        ExtractionRun.objects.filter(id=run_id, status=JobStatus.RUNNING).update(problems_done=int(fraction * len(ids)))
+
+    config = learned.LearnedConfig()
+    result = learned.cross_fit(texts, [row[pid] for pid in labelled], truth, hits, config, on_progress)
+    rows = [ExtractedConcept(run_id=run_id, problem_id=pid, concept_id=concept_ids[slug], rule_version_id=v) for pid, slug, v in by_rule]
+    for i, added in enumerate(result.predicted):
+        for j in added:
+            rows.append(ExtractedConcept(run_id=run_id, problem_id=ids[i], concept_id=concept_ids[slugs[j]], probability=float(result.probabilities[i, j])))
+    details = {
+        "model": learned.MODEL_NAME,
+        "config": asdict(config),
+        "labelled_problems": len(labelled),
+        "features": result.features,
+        "learned_concepts": [slugs[j] for j in result.learned_concepts],
+        "thresholds": {slugs[j]: round(float(result.thresholds[j]), 4) for j in result.learned_concepts if np.isfinite(result.thresholds[j])},
+        "added": len(rows) - len(by_rule),
+    }
+    with transaction.atomic():
+        ExtractedConcept.objects.bulk_create(rows, batch_size=5000)
+        done = ExtractionRun.objects.filter(id=run_id, status=JobStatus.RUNNING).update(
+            status=JobStatus.DONE, finished_at=timezone.now(), problems_done=len(ids), concepts_found=len(rows), details=details
+        )
+        if not done:
+            transaction.set_rollback(True)
+            return
+    logger.info("Hybrid extraction %s: %d problems, %d labelled, %d concepts learned, %d added [%dms]",
+                run_id, len(ids), len(labelled), len(result.learned_concepts), details["added"], (time.monotonic() - started) * 1000)
+
+
+def extraction_run_ensure(*, source: str = ExtractionSource.RULES, user: Any = None) -> ExtractionRun:
+    """A finished run of `source` for the current rules (and labels): reused, or built here and now.
+
+    Commands and reports use it; a run that another worker is building is waited for."""
+    if source == ExtractionSource.HYBRID:
+        extraction_run_ensure(source=ExtractionSource.RULES, user=user)
+    run = extraction_run_start(user=user, source=source)
+    return extraction_run_wait(run=run)
+
+
+def extraction_run_wait(*, run: ExtractionRun, timeout: float | None = None) -> ExtractionRun:
+    """Run a queued extraction here (a no-op if a worker has it), then wait until it is no longer running."""
+    from django.conf import settings
+
+    extraction_run_execute(run_id=run.pk)
+    limit = time.monotonic() + (timeout if timeout is not None else settings.CELERY_TASK_TIME_LIMIT)
+    while True:
+        run = ExtractionRun.objects.get(pk=run.pk)
+        if run.status not in (JobStatus.PENDING, JobStatus.RUNNING) or time.monotonic() > limit:
+            return run
+        time.sleep(0.5)
+
+
+def extractor_report_start(*, user: Any = None, collection: str = "", source: str = ExtractionSource.RULES) -> ExtractorReport:
+    report = ExtractorReport.objects.create(created_by=user, collection=collection, source=source)
     job_enqueue(job=report, task=extractor_report_build_task)
     return report
 
 
+def _hybrid_predictions(ids: list[int]) -> list[set[str]]:
+    """The hybrid source's concepts of these problems, from a hybrid run for the current rules and labels."""
+    run = extraction_run_ensure(source=ExtractionSource.HYBRID)
+    if run.status != JobStatus.DONE:
+        raise extraction.RuleError(f"the hybrid extraction #{run.pk} did not finish: {run.error or run.get_status_display()}")
+    found: dict[int, set[str]] = {pid: set() for pid in ids}
+    for pid, slug in ExtractedConcept.objects.filter(run=run, problem_id__in=ids).values_list("problem_id", "concept__slug"):
+        found[pid].add(slug)
+    return [found[pid] for pid in ids]
+
+
 def extractor_report_compute(*, report_id: int, redelivered: bool = False) -> ExtractorReport | None:
-    """FP/FN of the current rules against ground-truth labels; saved on the report row."""
+    """FP/FN of the current rules (or of the hybrid source) against ground-truth labels; saved on the report row."""
     from concepts.selectors import labelled_problems, rules_enabled
 
     if not job_claim(model=ExtractorReport, job_id=report_id, redelivered=redelivered):
@@ -325,9 +460,12 @@ def extractor_report_compute(*, report_id: int, redelivered: bool = False) -> Ex
         if not ids:
             where = f" in collection {report.collection!r}" if report.collection else ""
             raise extraction.RuleError(f"no problem{where} has ground-truth labels: label some problems first")
-        compiled = extraction.compile_rules([rule for rule, _ in pairs])
-        evaluation = extraction.evaluate(extraction.extract_many(texts, compiled), truth, [r.slug for r, _ in pairs])
-    except (extraction.RuleError, extraction.RuleTimeout) as exc:
+        if report.source == ExtractionSource.HYBRID:
+            predicted = _hybrid_predictions(ids)
+        else:
+            predicted = extraction.extract_many(texts, extraction.compile_rules([rule for rule, _ in pairs]))
+        evaluation = extraction.evaluate(predicted, truth, [r.slug for r, _ in pairs])
+    except (extraction.RuleError, extraction.RuleTimeout, ExtractionInputError) as exc:
         report.status, report.error, report.finished_at = JobStatus.FAILED, str(exc), timezone.now()
         report.save()
         return report
@@ -616,7 +754,7 @@ def _suggestion_rows(
     experiment: NeuralExperiment, ids: list[int], inputs: Any, probabilities: dict[str, Any], best: dict[str, str], threshold: float
 ) -> list[NeuralSuggestion]:
     concept_ids = dict(Concept.objects.filter(slug__in=probabilities).values_list("slug", "id"))
-    run = ExtractionRun.objects.filter(status=JobStatus.DONE).order_by("-id").first()
+    run = extraction_run_latest_done(ExtractionSource.RULES)
     by_rules: set[tuple[int, str]] = set()
     if run is not None:
         by_rules = set(ExtractedConcept.objects.filter(run=run, concept__slug__in=probabilities).values_list("problem_id", "concept__slug"))

@@ -64,6 +64,7 @@ class TripletVote(models.Model):
 class ConceptSource(models.TextChoices):
     LABELS = "labels", "expert labels"
     RULES = "rules", "rule extraction"
+    HYBRID = "hybrid", "rules + learned extractor"
 
 
 class EmbeddingRun(BackgroundJob):

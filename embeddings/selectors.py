@@ -145,21 +145,32 @@ def _usable(rows: np.ndarray) -> np.ndarray:
     return rows[(rows >= 0).all(axis=1)] if len(rows) else rows
 
 
-def triplet_table(triplets: list[tuple[int, int, int]]) -> dict[str, dict[str, float | None]]:
-    """Accuracy of every method's newest run on the triplets: {method: {source: accuracy}}."""
-    from embeddings.algorithms.metrics import triplet_accuracy
+def triplet_results(triplets: list[tuple[int, int, int]]) -> dict[str, dict[str, dict[str, float] | None]]:
+    """Every method's newest run on the triplets: {method: {source: {accuracy, low, high}}}, the 95%
+    bootstrap interval around the accuracy; None where there are no triplets. A triplet whose problem
+    is not in the run, or has no vector, counts as wrong."""
+    from embeddings.algorithms.metrics import bootstrap_interval, triplet_correct
 
-    table: dict[str, dict[str, float | None]] = {}
+    table: dict[str, dict[str, dict[str, float] | None]] = {}
     for (method, source), run in sorted(latest_done_runs().items()):
+        if not triplets:
+            table.setdefault(method, {})[source] = None
+            continue
         run = EmbeddingRun.objects.get(pk=run.pk)
         ids, vectors = run_arrays(run)
         rows = triplet_rows(triplets, ids)
-        if len(triplets) == 0 or len(_usable(rows)) < len(rows):
-            accuracy = None if not len(triplets) else float(triplet_accuracy(vectors, np.where(rows < 0, 0, rows)))
-        else:
-            accuracy = float(triplet_accuracy(vectors, rows))
-        table.setdefault(method, {})[source] = accuracy
+        correct = triplet_correct(vectors, np.where(rows < 0, 0, rows)) & (rows >= 0).all(axis=1)
+        low, high = bootstrap_interval(correct)
+        table.setdefault(method, {})[source] = {"accuracy": float(correct.mean()), "low": low, "high": high}
     return table
+
+
+def triplet_table(triplets: list[tuple[int, int, int]]) -> dict[str, dict[str, float | None]]:
+    """Accuracy of every method's newest run on the triplets: {method: {source: accuracy}}."""
+    return {
+        method: {source: (None if r is None else r["accuracy"]) for source, r in by_source.items()}
+        for method, by_source in triplet_results(triplets).items()
+    }
 
 
 def accepted_triplets(collection: str = "") -> list[tuple[int, int, int]]:
@@ -178,7 +189,7 @@ def gap_histogram(triplets: list[tuple[int, int, int]], bins: int = 10) -> list[
     edges = np.linspace(-1.0, 1.0, bins + 1)
     out = []
     for (method, source), run in sorted(latest_done_runs().items()):
-        if source == ConceptSource.RULES:
+        if source in (ConceptSource.RULES, ConceptSource.HYBRID):
             continue
         run = EmbeddingRun.objects.get(pk=run.pk)
         ids, vectors = run_arrays(run)
@@ -239,7 +250,7 @@ def _concept_sets_for(run: EmbeddingRun, problem_ids: list[int]) -> dict[int, li
     from concepts.models import ExtractedConcept, GroundTruthLabel
 
     index = {slug: i for i, slug in enumerate(run.concept_slugs)}
-    if run.source == ConceptSource.RULES:
+    if run.source in (ConceptSource.RULES, ConceptSource.HYBRID):
         pairs = ExtractedConcept.objects.filter(run_id=run.extraction_run_id, problem_id__in=problem_ids).values_list("problem_id", "concept__slug")
     else:
         pairs = GroundTruthLabel.objects.filter(problem_id__in=problem_ids).values_list("problem_id", "concept__slug")

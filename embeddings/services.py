@@ -179,8 +179,18 @@ def _state_fingerprint(method: str, source: str, params: dict[str, Any]) -> tupl
     if kind == "text":
         source_state: Any = None  # text methods read no concepts
     elif source == ConceptSource.RULES:
-        extraction = ExtractionRun.objects.filter(status="done").order_by("-id").first()
+        extraction = ExtractionRun.objects.filter(status="done", source="rules").order_by("-id").first()
         source_state = extraction.pk if extraction else None
+    elif source == ConceptSource.HYBRID:
+        # The hybrid extraction for the latest rules run and the current labels, if one was started.
+        from concepts.services import _hybrid_fingerprint
+
+        rules_run = ExtractionRun.objects.filter(status="done", source="rules").order_by("-id").first()
+        source_state = _hybrid_fingerprint(rules_run) if rules_run else None
+        extraction = (
+            ExtractionRun.objects.filter(source="hybrid", fingerprint=source_state).exclude(status__in=["failed", "cancelled"]).order_by("-id").first()
+            if rules_run else None
+        )
     else:
         source_state = GroundTruthLabel.objects.aggregate(n=Count("id"), top=Max("id"))
     glove = os.getenv("GLOVE_PATH") if kind == "text" else None
@@ -200,11 +210,18 @@ def embedding_run_start(*, method: str, source: str = ConceptSource.LABELS, para
     if method not in METHODS:
         raise EmbeddingInputError(f"unknown method {method!r}; known: {', '.join(METHODS)}")
     if source not in ConceptSource.values:
-        raise EmbeddingInputError(f"unknown source {source!r}; use labels or rules")
+        raise EmbeddingInputError(f"unknown source {source!r}; use labels, rules or hybrid")
     params = {**METHODS[method].defaults, **(params or {})}
     if METHODS[method].kind == "text":
         source = ConceptSource.LABELS  # text methods read no concepts: one run serves both sources
     fingerprint, extraction = _state_fingerprint(method, source, params)
+    if source == ConceptSource.HYBRID and extraction is None:
+        from concepts.services import ExtractionInputError, extraction_run_start
+
+        try:
+            extraction = extraction_run_start(source="hybrid", user=user)
+        except ExtractionInputError as exc:
+            raise EmbeddingInputError(str(exc)) from exc
     same = EmbeddingRun.objects.filter(fingerprint=fingerprint).exclude(status__in=[JobStatus.FAILED, JobStatus.CANCELLED]).order_by("-id").first()
     if same is not None:
         return same
@@ -224,6 +241,16 @@ def embedding_run_cancel(*, run: EmbeddingRun) -> bool:
     )
 
 
+def _hybrid_ready(run_id: int) -> None:
+    """Build the run's hybrid extraction here if no worker has (a no-op when done), and wait for it."""
+    from concepts.models import ExtractionRun
+    from concepts.services import extraction_run_wait
+
+    run = extraction_run_wait(run=ExtractionRun.objects.get(pk=run_id))
+    if run.status != JobStatus.DONE:
+        raise EmbeddingInputError(f"the hybrid extraction #{run.pk} did not finish: {run.error or run.get_status_display()}")
+
+
 def bank_data(*, source: str, extraction_run_id: int | None = None, with_texts: bool = False) -> tuple[list[int], list[str], Any]:
     """Problem ids, concept slugs and the pure BankData for one concept source."""
     from concepts.models import Concept, ExtractedConcept, GroundTruthLabel
@@ -236,16 +263,20 @@ def bank_data(*, source: str, extraction_run_id: int | None = None, with_texts: 
     index = {slug: i for i, slug in enumerate(slugs)}
     row = {pid: i for i, pid in enumerate(ids)}
     sets: list[list[int]] = [[] for _ in ids]
-    if source == ConceptSource.RULES:
+    if source in (ConceptSource.RULES, ConceptSource.HYBRID):
         if extraction_run_id is None:
             raise EmbeddingInputError("no finished extraction run: run `python manage.py extract_concepts` first")
+        if source == ConceptSource.HYBRID:
+            _hybrid_ready(extraction_run_id)
         pairs = ExtractedConcept.objects.filter(run_id=extraction_run_id).values_list("problem_id", "concept__slug")
     else:
         pairs = GroundTruthLabel.objects.values_list("problem_id", "concept__slug")
     for pid, slug in pairs:
         if pid in row:
             sets[row[pid]].append(index[slug])
-    texts = list(Problem.objects.order_by("id").values_list("text", flat=True)) if with_texts else []
+    # Concept methods read the texts too: a problem without concepts borrows a vector from the problems
+    # it reads like, and the text breaks ties (embeddings/algorithms/fallback.py).
+    texts = list(Problem.objects.order_by("id").values_list("text", flat=True))
     from concepts.selectors import selected_words
 
     return ids, slugs, BankData(

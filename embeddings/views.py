@@ -132,19 +132,21 @@ def triplet_decide_view(request: HttpRequest, pk: int) -> HttpResponse:
 
 # --- the embedding lab --------------------------------------------------------------------------
 
+CONCEPT_SOURCES = ["labels", "rules", "hybrid"]
+
 
 @permission_required("embeddings.view_embeddingrun")
 @require_http_methods(["GET", "POST"])
 def lab_home(request: HttpRequest) -> HttpResponse:
     from embeddings.algorithms.methods import METHODS
-    from embeddings.selectors import TEXT_SOURCE, accepted_triplets, gap_histogram, latest_done_runs, recent_runs, triplet_table
+    from embeddings.selectors import TEXT_SOURCE, accepted_triplets, gap_histogram, latest_done_runs, recent_runs, triplet_results
     from embeddings.services import EmbeddingInputError, embedding_run_start
 
     if request.method == "POST":
         if not request.user.has_perm("embeddings.add_embeddingrun"):
             raise Http404
         wanted = request.POST.getlist("method") or list(METHODS)
-        pairs = [(m, s) for m in wanted if m in METHODS for s in (["labels"] if METHODS[m].kind == "text" else ["labels", "rules"])]
+        pairs = [(m, s) for m in wanted if m in METHODS for s in (["labels"] if METHODS[m].kind == "text" else CONCEPT_SOURCES)]
         started = 0
         for method, source in pairs:
             try:
@@ -164,12 +166,13 @@ def lab_home(request: HttpRequest) -> HttpResponse:
     if request.htmx and request.htmx.target == "lab-runs":
         return render(request, template + "#lab-runs", {"runs": runs})
     triplets = accepted_triplets()
-    table = triplet_table(triplets)
+    table = triplet_results(triplets)
     latest = latest_done_runs()
     rows = []
     for name, method in METHODS.items():
-        sources = [TEXT_SOURCE] if method.kind == "text" else ["labels", "rules"]
-        cells = {s: (table.get(name, {}).get(s), latest.get((name, s))) for s in sources}
+        sources = [TEXT_SOURCE] if method.kind == "text" else CONCEPT_SOURCES
+        # One cell per column of Table 1: (source, applies to this method, {accuracy, low, high} or None).
+        cells = [(s, s in sources, table.get(name, {}).get(s) if (name, s) in latest else None) for s in [*CONCEPT_SOURCES, TEXT_SOURCE]]
         rows.append({"name": name, "label": method.label, "kind": method.kind, "cells": cells})
     histogram = gap_histogram(triplets)
     return render(

@@ -1,8 +1,14 @@
 """Every embedding method of the lab behind one call. Pure: numpy and torch, no Django.
 
 `embed(method, data, params)` turns the bank (concept sets and texts) into problem vectors. Concept
-methods (Prob2Vec, the SVD baselines, the one-hot reference) see only concept sets, so they run on
-expert labels or on rule-extracted concepts alike; text methods see only the problem texts.
+methods (Prob2Vec, the SVD baselines, the one-hot reference) learn from concept sets only, so they run
+on expert labels, rule-extracted or hybrid concepts alike; text methods see only the problem texts.
+
+Given the texts, every concept method then makes every problem comparable (`fallback.py`): a problem
+without concepts borrows the concept vector of the problems it reads like (``borrow_k`` nearest by
+text), and ``text_weight`` of each cosine comes from the text (an LSA of the bank's TF-IDF), which
+breaks ties between problems with the same concepts. ``text_weight = 0`` and no texts give the
+methods exactly as published.
 """
 
 from __future__ import annotations
@@ -12,12 +18,16 @@ from typing import Any, Callable
 
 import numpy as np
 
-from embeddings.algorithms import cooccurrence, problems, skipgram, svd
+from embeddings.algorithms import cooccurrence, fallback, problems, skipgram, svd
 
 Progress = Callable[[float, float | None], None]  # (fraction done, current loss)
 
 # Part of every run's fingerprint: bump it when an algorithm changes, so identical inputs stop reusing old runs.
-ALGORITHMS_VERSION = 4
+ALGORITHMS_VERSION = 5
+
+# Shared by every concept method: how problems without concepts borrow a vector, and how much of each
+# similarity the text decides. Chosen by cross-validation on the dev triplets (README, "Choosing the defaults").
+FALLBACK_DEFAULTS: dict[str, Any] = {"text_weight": 0.1, "borrow_k": 5, "text_dim": 128}
 
 
 @dataclass
@@ -27,6 +37,7 @@ class BankData:
     texts: list[str] = field(default_factory=list)
     glove_path: str | None = None  # a GloVe text file; None: GloVe trained on the bank's own text
     selected_words: set[str] | None = None  # the TA-selected informative words
+    text_vectors: np.ndarray | None = None  # (n_problems, t) for concept methods' fallback; from `texts` when None
 
 
 @dataclass
@@ -47,7 +58,7 @@ class Method:
 
 
 METHODS: dict[str, Method] = {
-    m.name: m
+    m.name: Method(m.name, m.label, m.kind, {**m.defaults, **FALLBACK_DEFAULTS} if m.kind == "concepts" else m.defaults)
     for m in [
         Method("prob2vec", "Prob2Vec (skip-gram, 1/f-weighted mean)", "concepts", {"dim": 10, "seed": 0, "epochs": 250, "l2": 1.0}),
         Method("onehot", "Concept overlap (1/f-weighted one-hot, no learning)", "concepts", {}),
@@ -91,6 +102,32 @@ def embed(method: str, data: BankData, params: dict[str, Any] | None = None, on_
     if method not in METHODS:
         raise ValueError(f"unknown method {method!r}; known: {', '.join(METHODS)}")
     p = {**METHODS[method].defaults, **(params or {})}
+    if METHODS[method].kind == "concepts":
+        return _with_fallback(_concept_embedding_of(method, data, p, on_progress), data, p)
+    return _text_embedding(method, data, p, on_progress)
+
+
+def _with_fallback(out: Embedding, data: BankData, p: dict[str, Any]) -> Embedding:
+    """Borrow vectors for problems without concepts and blend in the text (see fallback.py)."""
+    weight, k = float(p.get("text_weight", 0.0)), int(p.get("borrow_k", 0))
+    if not 0.0 <= weight <= 1.0:
+        raise ValueError(f"text_weight must be in [0, 1], got {weight}")
+    text = data.text_vectors
+    if text is None and data.texts and (weight > 0 or (k > 0 and out.missing)):
+        from embeddings.algorithms.text import lsa_vectors
+
+        text = lsa_vectors(data.texts, dim=int(p.get("text_dim", 128)))
+    if text is None:
+        return out
+    vectors, no_concepts = out.vectors, out.missing
+    if k > 0 and no_concepts:
+        vectors, no_concepts = fallback.borrow_missing(vectors, no_concepts, text, k)
+    vectors = fallback.join_text(vectors, text, weight)
+    notes = {**out.notes, "text_weight": weight, "without_concepts": len(out.missing), "borrowed": len(out.missing) - len(no_concepts)}
+    return Embedding(vectors, [i for i in no_concepts if not vectors[i].any()], out.concept_vectors, out.loss, notes)
+
+
+def _concept_embedding_of(method: str, data: BankData, p: dict[str, Any], on_progress: Progress | None) -> Embedding:
     if method == "prob2vec":
         counts = cooccurrence.cooccurrence_counts(data.concept_sets, data.n_concepts)
         model_params = {k: v for k, v in p.items() if k in ("dim", "epochs", "lr", "l2", "seed", "tol")}
@@ -105,9 +142,9 @@ def embed(method: str, data: BankData, params: dict[str, Any] | None = None, on_
         # Both parts are unit rows scaled by sqrt(w) and sqrt(1 - w): the cosine of the concatenation is
         # exactly w * cos(overlap) + (1 - w) * cos(Prob2Vec), a blend of the two similarities.
         w = float(p["weight"])
-        overlap = embed("onehot", data)
-        learned = embed("prob2vec", data, {k: v for k, v in p.items() if k != "weight"}, on_progress)
-        unit = lambda m: m / np.maximum(np.linalg.norm(m, axis=1, keepdims=True), 1e-12)  # noqa: E731
+        overlap = _concept_embedding_of("onehot", data, {}, None)
+        learned = _concept_embedding_of("prob2vec", data, {k: v for k, v in p.items() if k != "weight"}, on_progress)
+        unit = fallback.unit_rows
         vectors = np.hstack([np.sqrt(w) * unit(overlap.vectors), np.sqrt(1 - w) * unit(learned.vectors)])
         return Embedding(vectors.astype(np.float32), learned.missing, learned.concept_vectors, learned.loss, {"weight": w, **learned.notes})
     if method == "onehot":
@@ -115,10 +152,12 @@ def embed(method: str, data: BankData, params: dict[str, Any] | None = None, on_
         vectors = problems.onehot_vectors(data.concept_sets, data.n_concepts, freq)
         missing = [i for i, row in enumerate(vectors) if not np.any(row)]
         return Embedding(vectors.astype(np.float32), missing, np.eye(data.n_concepts, dtype=np.float32))
-    if method in SVD_VARIANT:
-        counts = cooccurrence.cooccurrence_counts(data.concept_sets, data.n_concepts)
-        dim = min(p["dim"], max(1, data.n_concepts - 1))
-        return _concept_embedding(data, svd.svd_embed(counts, dim, SVD_VARIANT[method]))
+    counts = cooccurrence.cooccurrence_counts(data.concept_sets, data.n_concepts)
+    dim = min(p["dim"], max(1, data.n_concepts - 1))
+    return _concept_embedding(data, svd.svd_embed(counts, dim, SVD_VARIANT[method]))
+
+
+def _text_embedding(method: str, data: BankData, p: dict[str, Any], on_progress: Progress | None) -> Embedding:
     # Text methods.
     from embeddings.algorithms import text
 

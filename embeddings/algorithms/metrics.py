@@ -9,7 +9,7 @@ import numpy as np
 
 from .similarity import normalize, top_k
 
-__all__ = ["similarity_gaps", "undefined_triplets", "triplet_accuracy", "nearest_concepts"]
+__all__ = ["similarity_gaps", "undefined_triplets", "triplet_correct", "triplet_accuracy", "bootstrap_interval", "nearest_concepts"]
 
 
 def _triplets(triplets) -> np.ndarray:
@@ -43,6 +43,34 @@ def undefined_triplets(E: np.ndarray, triplets) -> np.ndarray:
     return zero[t].any(axis=1)
 
 
+def triplet_correct(E: np.ndarray, triplets) -> np.ndarray:
+    """shape (m,), bool: ``cos(E_a, E_p) > cos(E_a, E_n)`` per triplet (ties and zero rows are wrong)."""
+    t = _triplets(triplets)
+    return (similarity_gaps(E, t) > 1e-12) & ~undefined_triplets(E, t)
+
+
+def bootstrap_interval(correct, level: float = 0.95, rounds: int = 2000, seed: int = 0) -> tuple[float, float]:
+    """Percentile bootstrap interval of an accuracy: resample the triplets with replacement.
+
+    Parameters
+    ----------
+    correct : array-like of bool, shape (m,), m >= 1
+    level : coverage, e.g. 0.95
+    rounds : bootstrap resamples
+
+    Returns
+    -------
+    (low, high) : floats in [0, 1]
+    """
+    c = np.asarray(correct, dtype=np.float64)
+    if c.size == 0:
+        raise ValueError("no triplets")
+    rng = np.random.default_rng(seed)
+    means = c[rng.integers(0, c.size, size=(rounds, c.size))].mean(axis=1)
+    tail = (1.0 - level) / 2.0
+    return float(np.quantile(means, tail)), float(np.quantile(means, 1.0 - tail))
+
+
 def triplet_accuracy(E: np.ndarray, triplets) -> float:
     """Share of triplets with ``cos(E_a, E_p) > cos(E_a, E_n)``, over ALL ``m`` triplets.
 
@@ -66,8 +94,7 @@ def triplet_accuracy(E: np.ndarray, triplets) -> float:
     t = _triplets(triplets)
     if t.shape[0] == 0:
         raise ValueError("no triplets")
-    right = (similarity_gaps(E, t) > 1e-12) & ~undefined_triplets(E, t)
-    return float(right.mean())
+    return float(triplet_correct(E, t).mean())
 
 
 def nearest_concepts(V: np.ndarray, i: int, k: int) -> tuple[np.ndarray, np.ndarray]:

@@ -536,3 +536,88 @@ def minilm_embeddings(texts: Sequence[str], batch_size: int = 32, device: str = 
         show_progress_bar=False,
     )
     return np.asarray(emb, dtype=np.float32)
+
+
+# ------------------------------------------------------------------------ TF-IDF and LSA
+
+
+def _features_of(tokens: Sequence[str], bigrams: bool) -> list[str]:
+    out = list(tokens)
+    if bigrams:
+        out.extend(f"{a} {b}" for a, b in zip(tokens, tokens[1:]))
+    return out
+
+
+@dataclass
+class TfidfVectorizer:
+    """TF-IDF of tokens (and token pairs) with sublinear term frequency and unit rows.
+
+    Features seen in fewer than ``min_df`` problems are dropped: one-off words carry no similarity.
+    """
+
+    min_df: int = 2
+    bigrams: bool = True
+    vocabulary_: dict[str, int] | None = None
+    idf_: np.ndarray | None = None
+
+    def fit(self, texts: Sequence[str]) -> "TfidfVectorizer":
+        df: Counter[str] = Counter()
+        for text in texts:
+            df.update(set(_features_of(tokenize(text), self.bigrams)))
+        kept = sorted(f for f, n in df.items() if n >= self.min_df)
+        self.vocabulary_ = {f: i for i, f in enumerate(kept)}
+        n = max(len(texts), 1)
+        self.idf_ = np.array([math.log((1 + n) / (1 + df[f])) + 1.0 for f in kept], dtype=np.float32)
+        return self
+
+    def transform(self, texts: Sequence[str]) -> torch.Tensor:
+        """Sparse COO tensor (coalesced), shape (n_texts, n_features), rows of unit L2 norm (empty rows stay zero)."""
+        if self.vocabulary_ is None or self.idf_ is None:
+            raise RuntimeError("fit the vectorizer first")
+        vocabulary, idf = self.vocabulary_, self.idf_
+        rows, cols, vals = [], [], []
+        for r, text in enumerate(texts):
+            counts = Counter(vocabulary[f] for f in _features_of(tokenize(text), self.bigrams) if f in vocabulary)
+            if counts:
+                idx = np.fromiter(sorted(counts), dtype=np.int64, count=len(counts))
+                w = (1.0 + np.log(np.array([counts[i] for i in idx], dtype=np.float32))) * idf[idx]
+                rows.append(np.full(len(idx), r, dtype=np.int64))
+                cols.append(idx)
+                vals.append((w / np.linalg.norm(w)).astype(np.float32))
+        if rows:
+            index = torch.from_numpy(np.vstack([np.concatenate(rows), np.concatenate(cols)]))
+            values = torch.from_numpy(np.concatenate(vals))
+        else:
+            index, values = torch.zeros((2, 0), dtype=torch.int64), torch.zeros(0)
+        # Built row by row with sorted columns: already coalesced, and valid by construction.
+        return torch.sparse_coo_tensor(index, values, (len(texts), len(vocabulary)), is_coalesced=True, check_invariants=False)
+
+
+def lsa_vectors(texts: Sequence[str], dim: int = 128, seed: int = 0, min_df: int = 2) -> np.ndarray:
+    """Latent semantic analysis of the bank: a truncated SVD of its TF-IDF matrix (words and word pairs).
+
+    Cheap (seconds for 100,000 problems, no model to load) and fitted on the bank itself, so a
+    course's own phrasing counts. Used where a problem has no concepts, and to break ties between
+    problems with the same concepts.
+
+    Returns
+    -------
+    E : np.ndarray of float32, shape (n_texts, k) with k = min(dim, n_texts, n_features); rows of unit
+        norm, zero rows for texts with no known feature.
+    """
+    texts = list(texts)
+    if not texts:
+        return np.zeros((0, dim), dtype=np.float32)
+    x = TfidfVectorizer(min_df=min_df if len(texts) > 1 else 1).fit(texts).transform(texts)
+    k = max(1, min(dim, x.shape[0], x.shape[1]))
+    if x.shape[1] == 0:
+        return np.zeros((len(texts), dim), dtype=np.float32)
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        u, s, _ = torch.svd_lowrank(x, q=k, niter=4)
+    e = (u * s).numpy().astype(np.float64)
+    # The sign of a singular vector is arbitrary; fix it so that equal inputs give equal outputs.
+    signs = np.sign(e[np.argmax(np.abs(e), axis=0), np.arange(e.shape[1])])
+    e *= np.where(signs == 0, 1.0, signs)
+    norms = np.linalg.norm(e, axis=1, keepdims=True)
+    return np.divide(e, norms, out=np.zeros_like(e), where=norms > 0).astype(np.float32)

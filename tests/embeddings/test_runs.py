@@ -45,10 +45,12 @@ def rebuild(method: str = "prob2vec", source: str = "labels") -> EmbeddingRun:
 
 def test_a_rebuild_stores_vectors_reports_problems_without_concepts_and_becomes_active(bank: dict[str, Any]) -> None:
     run = rebuild()
-    assert run.status == "done" and run.dim == 10 and run.problems == 9
-    assert run.missing == [bank["bare"].pk]
+    # 10 skip-gram dimensions, then the text's (a tenth of each cosine, see fallback.py).
+    assert run.status == "done" and run.dim > 10 and run.problems == 9 and run.notes["text_weight"] == 0.1
+    # "No concepts" shares no word with any other problem: nothing to borrow a vector from.
+    assert run.missing == [bank["bare"].pk] and run.notes["without_concepts"] == 1 and run.notes["borrowed"] == 0
     ids, vectors = run_arrays(run)
-    assert vectors.shape == (9, 10) and np.isfinite(vectors).all()
+    assert vectors.shape == (9, run.dim) and np.isfinite(vectors).all()
     assert not vectors[list(ids).index(bank["bare"].pk)].any()
     assert active_run() == run
     assert embedding_run_start(method="prob2vec", source="labels").id == run.id  # identical inputs: reused
@@ -108,7 +110,9 @@ def test_evaluate_triplets_json_contract(bank: dict[str, Any], tmp_path: Path) -
     assert data["triplets"] == 2
     assert set(data["results"]) == {"prob2vec", "onehot", "svd"}
     assert data["results"]["onehot"]["labels"] == 1.0  # concept overlap orders both triplets right
-    assert set(data["results"]["prob2vec"]) == {"labels", "rules"}
+    assert set(data["results"]["prob2vec"]) == {"labels", "rules", "hybrid"}
+    low, high = data["intervals"]["onehot"]["labels"]
+    assert low == high == 1.0  # every bootstrap resample of two right triplets is right
     path = tmp_path / "t.jsonl"
     path.write_text(json.dumps({"anchor": bank["count0"].source_id, "positive": bank["bayes0"].source_id, "negative": bank["count1"].source_id}) + "\n")
     out = io.StringIO()

@@ -9,7 +9,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from embeddings.algorithms.methods import METHODS
 from embeddings.management.commands.rebuild_embeddings import rebuild
 from concepts.models import JobStatus
-from embeddings.selectors import accepted_triplets, triplet_table
+from embeddings.selectors import accepted_triplets, triplet_results
 from embeddings.services import EmbeddingInputError, triplets_parse
 from problems.command_io import read_input, refuse_bad_lines
 
@@ -44,7 +44,7 @@ class Command(BaseCommand):
             raise CommandError(f"unknown method(s): {', '.join(unknown)}")
         problems = []
         for method in methods:
-            sources = ["labels"] if METHODS[method].kind == "text" else ["labels", "rules"]
+            sources = ["labels"] if METHODS[method].kind == "text" else ["labels", "rules", "hybrid"]
             for source in sources:
                 try:
                     run = rebuild(method, source)
@@ -55,13 +55,21 @@ class Command(BaseCommand):
                     problems.append(f"{method}/{source}: {run.error or run.status}")
         for problem in problems:
             self.stderr.write(f"not evaluated: {problem}")
-        table = {m: v for m, v in triplet_table(triplets).items() if m in methods}
+        results = {m: v for m, v in triplet_results(triplets).items() if m in methods}
+        table = {m: {s: (None if r is None else r["accuracy"]) for s, r in v.items()} for m, v in results.items()}
+        intervals = {m: {s: (None if r is None else [r["low"], r["high"]]) for s, r in v.items()} for m, v in results.items()}
         if options["json"]:
-            self.stdout.write(json.dumps({"triplets": len(triplets), "results": table}, indent=2, sort_keys=True))
+            self.stdout.write(json.dumps({"triplets": len(triplets), "results": table, "intervals": intervals}, indent=2, sort_keys=True))
             return
-        self.stdout.write(f"{len(triplets)} triplets")
-        self.stdout.write(f"{'method':16} {'labels':>8} {'rules':>8} {'text':>8}")
+        self.stdout.write(f"{len(triplets)} triplets; accuracy [95% bootstrap interval]")
+        self.stdout.write(f"{'method':24} {'labels':>16} {'rules':>16} {'hybrid':>16} {'text':>16}")
         for method in methods:
-            row = table.get(method, {})
-            cell = lambda s: "" if s not in row else ("—" if row[s] is None else f"{row[s] * 100:.2f}%")  # noqa: E731
-            self.stdout.write(f"{method:16} {cell('labels'):>8} {cell('rules'):>8} {cell('text'):>8}")
+            row = results.get(method, {})
+
+            def cell(source: str) -> str:
+                if source not in row:
+                    return ""
+                r = row[source]
+                return "—" if r is None else f"{r['accuracy'] * 100:.1f}% [{r['low'] * 100:.0f}–{r['high'] * 100:.0f}]"
+
+            self.stdout.write(f"{method:24} {cell('labels'):>16} {cell('rules'):>16} {cell('hybrid'):>16} {cell('text'):>16}")

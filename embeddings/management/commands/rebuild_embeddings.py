@@ -22,7 +22,8 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--method", default="prob2vec", help=f"one of {', '.join(METHODS)}, or all")
-        parser.add_argument("--source", default="labels", choices=["labels", "rules"], help="concepts from expert labels or rules")
+        parser.add_argument("--source", default="labels", choices=["labels", "rules", "hybrid"],
+                            help="concepts from expert labels, the rules, or the rules plus the learned extractor (hybrid)")
 
     def handle(self, *args: Any, **options: Any) -> None:
         methods = list(METHODS) if options["method"] == "all" else [options["method"]]

@@ -1,0 +1,98 @@
+"""No problem without a vector: borrowing concept vectors by text, and the text blend. Pure."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from embeddings.algorithms import fallback
+from embeddings.algorithms.methods import BankData, embed
+from embeddings.algorithms.metrics import triplet_accuracy
+from embeddings.algorithms.text import lsa_vectors
+
+
+def test_a_problem_without_concepts_borrows_from_the_problems_it_reads_like() -> None:
+    vectors = np.array([[1.0, 0.0], [0.0, 1.0], [0.0, 0.0]])
+    text = np.array([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.9, 0.1, 0.0]])  # row 2 reads like row 0
+    filled, still = fallback.borrow_missing(vectors, [2], text, k=1)
+    assert still == []
+    assert np.allclose(filled[2], [1.0, 0.0])
+    filled, _ = fallback.borrow_missing(vectors, [2], text, k=2)  # weighted by text similarity: mostly row 0
+    assert filled[2][0] > filled[2][1] > 0 and np.isclose(np.linalg.norm(filled[2]), 1.0)
+
+
+def test_a_problem_with_no_text_like_any_other_stays_without_a_vector() -> None:
+    vectors = np.array([[1.0, 0.0], [0.0, 0.0]])
+    text = np.array([[1.0, 0.0], [0.0, 1.0]])  # orthogonal: nothing to borrow
+    filled, still = fallback.borrow_missing(vectors, [1], text, k=3)
+    assert still == [1] and not filled[1].any()
+
+
+def test_with_no_concepts_anywhere_nothing_is_borrowed() -> None:
+    filled, still = fallback.borrow_missing(np.zeros((3, 2)), [0, 1, 2], np.eye(3), k=2)
+    assert still == [0, 1, 2] and not filled.any()
+
+
+@pytest.mark.parametrize("w", [0.0, 0.1, 0.5, 1.0])
+def test_the_text_blend_is_exactly_a_weighted_sum_of_cosines(w: float) -> None:
+    rng = np.random.default_rng(3)
+    c, t = rng.normal(size=(6, 4)), rng.normal(size=(6, 5))
+    joined = fallback.join_text(c, t, w).astype(np.float64)
+    cu, tu = fallback.unit_rows(c), fallback.unit_rows(t)
+    expected = (1 - w) * cu @ cu.T + w * tu @ tu.T
+    assert np.allclose(joined @ joined.T, expected, atol=1e-6)
+
+
+def test_the_text_weight_must_be_a_share() -> None:
+    with pytest.raises(ValueError, match="text weight"):
+        fallback.join_text(np.ones((1, 2)), np.ones((1, 2)), 1.5)
+
+
+TEXTS = [
+    "Toss a fair coin ten times. Find the probability of exactly four heads.",
+    "A coin is tossed eight times; what is the probability of exactly three heads?",
+    "A biased coin lands heads with probability 0.3 and is tossed six times. Probability of two heads?",
+    "Test the claim that the mean weight is 50 grams at the 5% level; the sample mean is 52.",
+    "Test at the 1% level whether the mean time differs from 20 minutes; sample mean 21.",
+    "Is the mean score different from 70? Test at the 5% level with a sample of 30 students.",
+]
+
+
+def test_a_bank_whose_rules_find_nothing_still_gets_vectors_and_orders_triplets() -> None:
+    data = BankData(concept_sets=[[] for _ in TEXTS], n_concepts=4, texts=TEXTS)
+    out = embed("prob2vec", data, {"epochs": 20})
+    assert out.missing == [] and out.vectors.shape[0] == len(TEXTS) and np.isfinite(out.vectors).all()
+    triplets = [(0, 1, 3), (3, 4, 0), (1, 2, 5), (4, 5, 2)]  # coins with coins, tests with tests
+    assert triplet_accuracy(out.vectors, triplets) > 0.5
+
+
+def test_problems_without_concepts_borrow_inside_a_concept_method() -> None:
+    sets = [[0], [0], [], [1], [1], []]  # rows 2 and 5 have no concepts
+    out = embed("onehot", BankData(concept_sets=sets, n_concepts=2, texts=TEXTS), {"text_weight": 0.0})
+    assert out.missing == [] and out.notes["borrowed"] == 2 and out.notes["without_concepts"] == 2
+    assert triplet_accuracy(out.vectors, [(2, 0, 3), (5, 4, 1)]) == 1.0  # the coin problem is a coin problem
+
+
+def test_text_weight_zero_and_no_texts_give_the_method_as_published() -> None:
+    sets = [[0], [0, 1], [1], []]
+    plain = embed("onehot", BankData(concept_sets=sets, n_concepts=2))
+    assert plain.missing == [3] and not plain.vectors[3].any()
+    same = embed("onehot", BankData(concept_sets=sets, n_concepts=2, texts=TEXTS[:4]), {"text_weight": 0.0, "borrow_k": 0})
+    assert same.missing == [3] and np.array_equal(plain.vectors, same.vectors)
+
+
+def test_the_text_breaks_ties_between_problems_with_the_same_concepts() -> None:
+    sets = [[0], [0], [0], [1], [1], [1]]
+    tied = embed("onehot", BankData(concept_sets=sets, n_concepts=2, texts=TEXTS), {"text_weight": 0.0})
+    blended = embed("onehot", BankData(concept_sets=sets, n_concepts=2, texts=TEXTS), {"text_weight": 0.2})
+    triplet = [(0, 1, 2)]  # all three share concept 0: only the text can order them
+    assert triplet_accuracy(tied.vectors, triplet) == 0.0  # a tie counts as wrong
+    assert triplet_accuracy(blended.vectors, triplet) == 1.0  # exactly-four-heads reads closest to exactly-three
+
+
+def test_lsa_vectors_are_deterministic_unit_rows_and_handle_edge_cases() -> None:
+    a, b = lsa_vectors(TEXTS, dim=3), lsa_vectors(TEXTS, dim=3)
+    assert np.array_equal(a, b) and a.shape == (6, 3)
+    assert np.allclose(np.linalg.norm(a, axis=1), 1.0, atol=1e-5)
+    assert lsa_vectors([], dim=4).shape == (0, 4)
+    assert not lsa_vectors(["", "zzz qqq"], dim=2).any()  # no shared feature: zero rows, no NaN
