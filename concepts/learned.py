@@ -187,9 +187,9 @@ def cross_fit(
     """
     n = len(texts)
     labelled = np.asarray(labelled, dtype=np.int64)
-    truth = np.asarray(truth, dtype=np.float32).reshape(len(labelled), -1)
-    rule_hits = np.asarray(rule_hits, dtype=bool)
+    rule_hits = np.asarray(rule_hits, dtype=bool).reshape(n, -1)
     c = rule_hits.shape[1]
+    truth = np.asarray(truth, dtype=np.float32).reshape(len(labelled), -1 if len(labelled) else c)
     if truth.shape[1] != c:
         raise ValueError(f"labels have {truth.shape[1]} concepts, rule hits {c}")
     probabilities = np.zeros((n, c), dtype=np.float32)

@@ -1,0 +1,135 @@
+"""The hybrid concept source: rules plus an extractor learned from the bank's labels, end to end."""
+
+from __future__ import annotations
+
+import io
+import json
+from typing import Any
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from concepts.models import ExtractedConcept, ExtractionRun
+from concepts.services import ExtractionInputError, extraction_run_ensure, extraction_run_start, rule_save
+from embeddings.models import EmbeddingRun
+from embeddings.selectors import run_arrays
+
+COIN = [
+    "Toss a fair coin {k} times. What is the probability of exactly {j} heads?",
+    "A coin is flipped {k} times; find the chance that it lands heads {j} times.",
+    "Flip {k} coins. How likely is it to see {j} heads and the rest tails?",
+]
+WAIT = [
+    "Calls arrive at a rate of {k} per hour. What is the chance of {j} calls in an hour?",
+    "Customers come in at {k} per minute on average. Probability of exactly {j} customers in a minute?",
+    "A shop gets {k} orders an hour on average; find the chance of {j} orders in one hour.",
+]
+
+
+@pytest.fixture
+def bank(problem_factory: Any, concept_factory: Any) -> dict[str, Any]:
+    """30 coin problems (binomial) and 30 arrival problems (Poisson), labelled; the Poisson rule is good,
+    the binomial rule only knows the word 'binomial', which no problem uses."""
+    rule_save(concept=concept_factory("binomial-distribution"), pattern=r"\bbinomial\b")
+    rule_save(concept=concept_factory("Poisson-distribution"), pattern=r"\brate\b|\bon average\b")
+    made: dict[str, Any] = {"coin": [], "wait": []}
+    for i in range(30):
+        k, j = 5 + i % 7, 1 + i % 4
+        made["coin"].append(problem_factory(COIN[i % 3].format(k=k, j=j), module="m", labels=["binomial-distribution"]))
+        made["wait"].append(problem_factory(WAIT[i % 3].format(k=k, j=j), module="m", labels=["Poisson-distribution"]))
+    made["new_coin"] = problem_factory(COIN[0].format(k=12, j=5), module="m")
+    return made
+
+
+def concepts_of(run: ExtractionRun, problem: Any) -> set[str]:
+    return set(ExtractedConcept.objects.filter(run=run, problem=problem).values_list("concept__slug", flat=True))
+
+
+def test_the_hybrid_finds_what_the_rules_miss_and_keeps_what_they_find(bank: dict[str, Any]) -> None:
+    out = io.StringIO()
+    call_command("extract_concepts", "--source", "hybrid", stdout=out)
+    assert "Hybrid extraction #" in out.getvalue() and "trained on 60 labelled problems" in out.getvalue()
+    run = ExtractionRun.objects.get(source="hybrid")
+    rules_run = ExtractionRun.objects.get(source="rules")
+    assert run.status == "done" and run.rules_run == rules_run
+    assert "binomial-distribution" in run.details["thresholds"]
+    # Labelled coin problems get binomial from models that never saw their labels; the unlabelled one too.
+    found = sum("binomial-distribution" in concepts_of(run, p) for p in bank["coin"])
+    assert found >= 27 and "binomial-distribution" in concepts_of(run, bank["new_coin"])
+    assert not any("binomial-distribution" in concepts_of(run, p) for p in bank["wait"])
+    # Every rule hit is kept, with its rule version; learned ones carry their probability instead.
+    assert set(ExtractedConcept.objects.filter(run=rules_run).values_list("problem_id", "concept_id")) <= set(
+        ExtractedConcept.objects.filter(run=run).values_list("problem_id", "concept_id")
+    )
+    learned = ExtractedConcept.objects.filter(run=run, rule_version__isnull=True)
+    assert learned.exists() and not learned.filter(probability__isnull=True).exists()
+    # Identical rules and labels: the same run again, no new work.
+    assert extraction_run_start(source="hybrid").pk == run.pk
+
+
+def test_the_extractor_report_covers_the_hybrid_source(bank: dict[str, Any]) -> None:
+    reports = {}
+    for source in ("rules", "hybrid"):
+        out = io.StringIO()
+        call_command("extractor_report", "--source", source, "--json", stdout=out)
+        reports[source] = json.loads(out.getvalue())
+    assert set(reports["hybrid"]) == {"problems", "source", "average", "concepts"} and reports["hybrid"]["source"] == "hybrid"
+    assert reports["rules"]["concepts"]["binomial-distribution"]["fn_rate"] == 1.0
+    assert reports["hybrid"]["concepts"]["binomial-distribution"]["fn_rate"] <= 0.1
+    assert reports["hybrid"]["average"]["fn_rate"] < reports["rules"]["average"]["fn_rate"]
+
+
+def test_embeddings_and_triplets_on_the_hybrid_source(bank: dict[str, Any], hana: Any) -> None:
+    from embeddings.services import triplet_create, triplet_decide
+
+    coin, wait = bank["coin"], bank["wait"]
+    for a, p, n in [(coin[0], coin[1], wait[0]), (wait[2], wait[3], coin[2]), (coin[4], coin[5], wait[4])]:
+        triplet_decide(triplet=triplet_create(anchor=a, positive=p, negative=n), decision="accept", user=hana)
+    call_command("extract_concepts", stdout=io.StringIO())
+    out = io.StringIO()
+    call_command("rebuild_embeddings", "--source", "hybrid", stdout=out)
+    assert "prob2vec/hybrid: run #" in out.getvalue()
+    run = EmbeddingRun.objects.get(source="hybrid", method="prob2vec")
+    assert run.extraction_run.source == "hybrid" and run.missing == []
+    out = io.StringIO()
+    call_command("evaluate_triplets", "--methods", "onehot", "--json", stdout=out, stderr=io.StringIO())
+    data = json.loads(out.getvalue())
+    assert data["results"]["onehot"]["hybrid"] == 1.0
+    # The rules never find binomial: the 31 coin problems have no rule concepts and lean on the fallback.
+    assert EmbeddingRun.objects.get(source="rules", method="onehot").notes["without_concepts"] == 31
+    assert EmbeddingRun.objects.get(source="hybrid", method="onehot").notes["without_concepts"] == 0
+
+
+def test_a_hybrid_needs_a_finished_rule_extraction(bank: dict[str, Any]) -> None:
+    with pytest.raises(ExtractionInputError, match="run `python manage.py extract_concepts` first"):
+        extraction_run_start(source="hybrid")
+    with pytest.raises(CommandError, match="extract_concepts"):
+        call_command("rebuild_embeddings", "--source", "hybrid", stdout=io.StringIO(), stderr=io.StringIO())
+
+
+def test_without_labels_the_hybrid_is_the_rules(problem_factory: Any, concept_factory: Any) -> None:
+    rule_save(concept=concept_factory("nchoosek"), pattern=r"\\binom")
+    p = problem_factory("Compute $\\binom{5}{2}$.")
+    problem_factory("Roll a die.")
+    run = extraction_run_ensure(source="hybrid")
+    assert run.status == "done" and run.details["labelled_problems"] == 0 and run.details["added"] == 0
+    assert concepts_of(run, p) == {"nchoosek"}
+
+
+def test_a_bank_whose_rules_find_nothing_still_gets_vectors_and_a_triplet_accuracy(bank: dict[str, Any], hana: Any) -> None:
+    from concepts.models import ConceptRule
+    from embeddings.services import triplet_create, triplet_decide
+
+    ConceptRule.objects.update(pattern=r"\bzzz-never-written\b")  # rules that find nothing anywhere
+    coin, wait = bank["coin"], bank["wait"]
+    for a, p, n in [(coin[0], coin[3], wait[0]), (wait[1], wait[4], coin[1]), (coin[6], coin[9], wait[7]), (wait[8], wait[11], coin[10])]:
+        triplet_decide(triplet=triplet_create(anchor=a, positive=p, negative=n), decision="accept", user=hana)
+    call_command("extract_concepts", stdout=io.StringIO())
+    assert not ExtractedConcept.objects.exists()
+    call_command("rebuild_embeddings", "--source", "rules", stdout=io.StringIO())
+    run = EmbeddingRun.objects.get(source="rules")
+    ids, vectors = run_arrays(run)
+    assert run.status == "done" and run.missing == [] and vectors.any(axis=1).all()
+    out = io.StringIO()
+    call_command("evaluate_triplets", "--methods", "prob2vec", "--json", stdout=out, stderr=io.StringIO())
+    assert json.loads(out.getvalue())["results"]["prob2vec"]["rules"] > 0.5
