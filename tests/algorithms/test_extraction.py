@@ -216,8 +216,8 @@ def test_rules_with_gaps(gapped_compiled: extraction.CompiledRules, text: str, e
 
 
 def test_gapped_branches_are_matched_apart(gapped_compiled: extraction.CompiledRules) -> None:
-    # Every rule keeps its branches without a gap in the big set; the rest go to the small sets.
-    assert gapped_compiled.set_rules == ["hypergeometric", "case-sensitive"]
+    # Every rule keeps its branches without a gap in the plain sets; the rest go to the gapped sets.
+    assert sorted(slug for _, slugs in gapped_compiled.plain_sets for slug in slugs) == ["case-sensitive", "hypergeometric"]
     apart = sorted(slug for _, slugs in gapped_compiled.gapped_sets for slug in slugs)
     assert apart == sorted(r.slug for r in GAPPED_RULES)
 
@@ -256,14 +256,15 @@ def test_demo_rules_agree_with_re_on_random_texts(seed: int) -> None:
     assert sum(map(len, expected)) > len(texts)  # the texts do exercise the rules
 
 
-@pytest.mark.parametrize("sets", [1, 3])
-def test_results_do_not_depend_on_how_gapped_branches_are_grouped(monkeypatch: pytest.MonkeyPatch, sets: int) -> None:
+@pytest.mark.parametrize("plain, gapped", [(1, 1), (1, 3), (3, 2), (4, 4)])
+def test_results_do_not_depend_on_how_branches_are_grouped(monkeypatch: pytest.MonkeyPatch, plain: int, gapped: int) -> None:
     rules = _demo_rules()
     texts = _random_texts(rules, 7, 200)
     reference = extraction.extract_many(texts, compile_rules(rules))
-    monkeypatch.setattr(extraction, "GAPPED_SETS", sets)
+    monkeypatch.setattr(extraction, "GAPPED_SETS", gapped)
+    monkeypatch.setattr(extraction, "MAIN_SETS", plain)
     compiled = compile_rules(rules)
-    assert len(compiled.gapped_sets) == sets
+    assert (len(compiled.plain_sets), len(compiled.gapped_sets)) == (plain, gapped)
     assert extraction.extract_many(texts, compiled) == reference
 
 
