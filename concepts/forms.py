@@ -47,6 +47,11 @@ class RulePreviewForm(forms.Form):
 
 class ReportForm(forms.Form):
     collection = forms.CharField(required=False, max_length=100)
+    source = forms.ChoiceField(
+        choices=[("rules", "the rules"), ("hybrid", "hybrid: rules + the extractor learned from labels (cross-validated)")],
+        initial="rules",
+        required=False,
+    )
 
 
 class NeuralExperimentForm(forms.Form):

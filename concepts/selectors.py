@@ -199,8 +199,8 @@ def report_get(pk: int) -> ExtractorReport:
     return report
 
 
-def report_history(limit: int = 50) -> list[ExtractorReport]:
-    return list(ExtractorReport.objects.filter(status="done").order_by("-id")[:limit])[::-1]
+def report_history(limit: int = 50, source: str = "rules") -> list[ExtractorReport]:
+    return list(ExtractorReport.objects.filter(status="done", source=source).order_by("-id")[:limit])[::-1]
 
 
 def labelled_problems(collection: str = "") -> tuple[list[int], list[str], list[set[str]]]:
@@ -216,12 +216,23 @@ def labelled_problems(collection: str = "") -> tuple[list[int], list[str], list[
     return ids, [texts[i] for i in ids], [labels[i] for i in ids]
 
 
-def report_problems(*, concept: Concept, kind: str, collection: str = "") -> list[tuple[Problem, list[tuple[int, int]]]]:
-    """The FP or FN problems of one concept under the current rules, with the rule's spans."""
+def report_problems(
+    *, concept: Concept, kind: str, collection: str = "", source: str = "rules"
+) -> list[tuple[Problem, list[tuple[int, int]]]]:
+    """The FP or FN problems of one concept under the current rules (or the latest hybrid run), with
+    the rule's spans where the rule matched."""
     ids, texts, truth = labelled_problems(collection)
     rules = [rule for rule, _ in rules_enabled()]
     compiled = extraction.compile_rules(rules)
-    predicted = extraction.extract_many(texts, compiled)
+    if source == "hybrid":
+        run = ExtractionRun.objects.filter(status="done", source="hybrid").order_by("-id").first()
+        found: dict[int, set[str]] = {pid: set() for pid in ids}
+        if run is not None:
+            for pid, slug_found in ExtractedConcept.objects.filter(run=run, problem_id__in=ids).values_list("problem_id", "concept__slug"):
+                found[pid].add(slug_found)
+        predicted = [found[pid] for pid in ids]
+    else:
+        predicted = extraction.extract_many(texts, compiled)
     slug = concept.slug
     if kind == "fp":
         chosen = [i for i, (p, t) in enumerate(zip(predicted, truth)) if slug in p and slug not in t]
@@ -233,7 +244,6 @@ def report_problems(*, concept: Concept, kind: str, collection: str = "") -> lis
         spans = extraction.match_spans(texts[i], compiled, slug) if slug in compiled.single else []
         out.append((problems[ids[i]], spans))
     return out
-
 
 
 # --- expert labels ------------------------------------------------------------------------------

@@ -22,6 +22,7 @@ from concepts.selectors import (
     rule_versions,
 )
 from concepts.services import (
+    ExtractionInputError,
     RuleConflict,
     RuleRejected,
     extraction_run_start,
@@ -148,7 +149,11 @@ def extraction_runs(request: HttpRequest) -> HttpResponse:
     if request.method == "POST":
         if not request.user.has_perm("concepts.add_extractionrun"):
             raise Http404
-        run = extraction_run_start(user=request.user)
+        try:
+            run = extraction_run_start(user=request.user, source=request.POST.get("source") or "rules")
+        except ExtractionInputError as exc:
+            messages.error(request, str(exc))
+            return redirect("concepts:extraction-runs")
         return redirect("concepts:extraction-run", pk=run.pk)
     from concepts.models import ExtractionRun
 
@@ -172,7 +177,9 @@ def reports(request: HttpRequest) -> HttpResponse:
     if request.method == "POST" and form.is_valid():
         if not request.user.has_perm("concepts.add_extractorreport"):
             raise Http404
-        report = extractor_report_start(user=request.user, collection=form.cleaned_data["collection"])
+        report = extractor_report_start(
+            user=request.user, collection=form.cleaned_data["collection"], source=form.cleaned_data["source"] or "rules"
+        )
         return redirect("concepts:report", pk=report.pk)
     from concepts.models import ExtractorReport
 
@@ -217,7 +224,7 @@ def report_drilldown(request: HttpRequest, pk: int, slug: str, kind: str) -> Htt
         raise Http404
     report = report_get(pk)
     concept = concept_get(slug)
-    problems = report_problems(concept=concept, kind=kind, collection=report.collection)
+    problems = report_problems(concept=concept, kind=kind, collection=report.collection, source=report.source)
     return render(
         request, "concepts/report_drilldown.html", {"report": report, "concept": concept, "kind": kind, "problems": problems}
     )

@@ -10,6 +10,7 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from concepts.models import ExtractedConcept, ExtractionRun
+from concepts.models import ExtractorReport as ExtractorReportModel
 from concepts.services import ExtractionInputError, extraction_run_ensure, extraction_run_start, rule_save
 from embeddings.models import EmbeddingRun
 from embeddings.selectors import run_arrays
@@ -133,3 +134,29 @@ def test_a_bank_whose_rules_find_nothing_still_gets_vectors_and_a_triplet_accura
     out = io.StringIO()
     call_command("evaluate_triplets", "--methods", "prob2vec", "--json", stdout=out, stderr=io.StringIO())
     assert json.loads(out.getvalue())["results"]["prob2vec"]["rules"] > 0.5
+
+
+def test_ta_pages_build_and_report_the_hybrid_source(client: Any, alice: Any, bank: dict[str, Any], django_capture_on_commit_callbacks: Any) -> None:
+    from django.urls import reverse
+
+    client.force_login(alice)
+    response = client.post(reverse("concepts:extraction-runs"), {"source": "hybrid"}, follow=True)
+    assert "no finished rule extraction to add to" in response.content.decode()  # a clear message, nothing started
+    assert not ExtractionRun.objects.filter(source="hybrid").exists()
+    with django_capture_on_commit_callbacks(execute=True):  # Celery is eager in tests: the job runs on commit
+        client.post(reverse("concepts:extraction-runs"))
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post(reverse("concepts:extraction-runs"), {"source": "hybrid"})
+    hybrid = ExtractionRun.objects.get(source="hybrid")
+    assert response.url == reverse("concepts:extraction-run", args=[hybrid.pk]) and hybrid.status == "done"
+    page = client.get(response.url).content.decode()
+    assert 'id="hybrid-details"' in page and "trained on 60 labelled problems" in page and "binomial-distribution: " in page
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post(reverse("concepts:reports"), {"collection": "", "source": "hybrid"})
+    report = ExtractorReportModel.objects.get()
+    assert report.source == "hybrid" and report.status == "done"
+    assert report.concepts["binomial-distribution"]["fn_rate"] <= 0.1
+    listing = client.get(reverse("concepts:reports")).content.decode()
+    assert "<td>hybrid</td>" in listing
+    drill = client.get(reverse("concepts:report-drilldown", args=[report.pk, "binomial-distribution", "fn"])).content.decode()
+    assert drill.count('<li class="match">') <= 3  # the hybrid's few misses, not the rule's 30

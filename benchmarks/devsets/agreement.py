@@ -1,0 +1,71 @@
+"""Inter-annotator agreement on the dev sets' shared sample (two annotators, labelled independently).
+
+Prints, per book and over all three: problems both annotators labelled, problems where one skipped
+and the other labelled, identical label sets, mean Jaccard similarity, Krippendorff's alpha (nominal)
+pooled over every (problem, concept) decision, and the mean of per-concept alphas (the app's
+agreement page: concepts.agreement.label_agreement). Then the disagreements, by id, with the
+resolution that is in labels.jsonl.
+
+How to run (from the project folder; plain Python, no data beyond the committed files)
+    .venv/bin/python benchmarks/devsets/agreement.py
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+
+from benchmarks import devsets  # noqa: E402
+from concepts.agreement import krippendorff_alpha_nominal, label_agreement  # noqa: E402
+
+
+def agreement(books: list[str]) -> dict[str, object]:
+    sets: dict[str, dict[str, set[str]]] = {}
+    skip_mismatch = []
+    for book in books:
+        first, second = devsets.overlap(book, "ta-dev1"), devsets.overlap(book, "ta-dev2")
+        for pid in first:
+            a, b = first[pid], second[pid]
+            if (a is None) != (b is None):
+                skip_mismatch.append(pid)
+            elif a is not None and b is not None:
+                sets[pid] = {"ta-dev1": set(a), "ta-dev2": set(b)}
+    concepts = sorted({c for s in sets.values() for labels in s.values() for c in labels})
+    per_concept = [a.alpha for a in label_agreement(sets, concepts) if a.alpha is not None]
+    units = [[c in s["ta-dev1"], c in s["ta-dev2"]] for s in sets.values() for c in concepts]
+    jaccard = [len(s["ta-dev1"] & s["ta-dev2"]) / len(s["ta-dev1"] | s["ta-dev2"]) for s in sets.values()]
+    return {
+        "both_labelled": len(sets),
+        "skip_mismatch": skip_mismatch,
+        "identical": sum(s["ta-dev1"] == s["ta-dev2"] for s in sets.values()),
+        "mean_jaccard": sum(jaccard) / len(jaccard) if jaccard else None,
+        "pooled_alpha": krippendorff_alpha_nominal(units),
+        "mean_concept_alpha": sum(per_concept) / len(per_concept) if per_concept else None,
+        "concepts": len(concepts),
+        "disagreements": {pid: s for pid, s in sets.items() if s["ta-dev1"] != s["ta-dev2"]},
+    }
+
+
+def main() -> int:
+    books = list(devsets.BOOKS)
+    rows = [(devsets.BOOKS[b], agreement([b])) for b in books] + [("all", agreement(books))]
+    print(f"{'book':10} {'both':>5} {'skip≠':>6} {'same':>5} {'jaccard':>8} {'alpha':>7} {'concept α':>10}")
+    for name, r in rows:
+        print(f"{name:10} {r['both_labelled']:>5} {len(r['skip_mismatch']):>6} {r['identical']:>5} {r['mean_jaccard']:>8.3f} "
+              f"{r['pooled_alpha']:>7.3f} {r['mean_concept_alpha']:>10.3f}")
+    resolved = {pid: c for b in books for pid, c in devsets.labels(b).items()}
+    skipped = {pid: why for b in books for pid, why in devsets.skipped(b).items()}
+    everything = rows[-1][1]
+    print("\ndisagreements and their resolution (labels.jsonl / skipped.jsonl):")
+    for pid, s in everything["disagreements"].items():  # type: ignore[union-attr]
+        print(f"  {pid}: ta-dev1 {sorted(s['ta-dev1'])} | ta-dev2 {sorted(s['ta-dev2'])} -> {resolved.get(pid) or 'skipped: ' + skipped.get(pid, '?')}")
+    for pid in everything["skip_mismatch"]:  # type: ignore[union-attr]
+        print(f"  {pid}: one annotator skipped -> {resolved.get(pid) or 'skipped: ' + skipped.get(pid, '?')}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
