@@ -19,6 +19,7 @@ from rest_framework.response import Response
 from concepts.models import ConceptRule, ExtractionRun, ExtractorReport
 from concepts.selectors import concept_get, extraction_run_get, report_get, rule_preview, rule_versions
 from concepts.services import (
+    ExtractionInputError,
     LabelsConflict,
     RuleConflict,
     RuleRejected,
@@ -99,11 +100,13 @@ class PreviewInput(serializers.Serializer):
 
 class RunOutput(serializers.Serializer):
     id = serializers.IntegerField()
+    source = serializers.CharField(help_text="rules, or hybrid: a rules run plus the learned extractor")
     status = serializers.CharField()
     problems_total = serializers.IntegerField()
     problems_done = serializers.IntegerField()
     concepts_found = serializers.IntegerField()
     rule_versions = serializers.DictField()
+    details = serializers.DictField(help_text="hybrid: the learned model, its thresholds and what it added")
     error = serializers.CharField()
     created_at = serializers.DateTimeField()
     finished_at = serializers.DateTimeField()
@@ -111,6 +114,7 @@ class RunOutput(serializers.Serializer):
 
 class ReportOutput(serializers.Serializer):
     id = serializers.IntegerField()
+    source = serializers.CharField()
     status = serializers.CharField()
     collection = serializers.CharField()
     problems = serializers.IntegerField()
@@ -230,20 +234,30 @@ def rule_preview_api(request: Request) -> Response:
     )
 
 
+class RunInput(serializers.Serializer):
+    source = serializers.ChoiceField(choices=["rules", "hybrid"], default="rules", required=False,
+                                     help_text="rules (default), or hybrid: the latest rules run plus the learned extractor")
+
+
 @extend_schema(methods=["GET"], operation_id="extraction_runs_list", summary="The latest 50 extraction runs", responses={200: RunOutput(many=True)})
 @extend_schema(
     methods=["POST"],
     summary="Start an extraction run",
-    description="202: queued (or the earlier run of identical rules and problems). 503: the job queue is unavailable; "
-    "the run is failed with that error, and nothing was queued.",
-    request=None,
-    responses={202: RunOutput, 503: RunOutput},
+    description="202: queued (or the earlier run of identical inputs). 400: a hybrid run with no finished rules run to "
+    "add to. 503: the job queue is unavailable; the run is failed with that error, and nothing was queued.",
+    request=RunInput,
+    responses={202: RunOutput, 400: ERROR, 503: RunOutput},
 )
 @api_view(["GET", "POST"])
 @permission_classes([perm("concepts.view_extractionrun", "concepts.add_extractionrun")])
 def extraction_run_list_api(request: Request) -> Response:
     if request.method == "POST":
-        run = extraction_run_start(user=request.user)
+        data = RunInput(data=request.data or {})
+        data.is_valid(raise_exception=True)
+        try:
+            run = extraction_run_start(user=request.user, source=data.validated_data["source"])
+        except ExtractionInputError as exc:
+            return Response({"source": [str(exc)]}, status=status.HTTP_400_BAD_REQUEST)
         return Response(RunOutput(run).data, status=status.HTTP_503_SERVICE_UNAVAILABLE if run.not_queued else status.HTTP_202_ACCEPTED)
     return Response(RunOutput(ExtractionRun.objects.all()[:50], many=True).data)
 
@@ -258,6 +272,8 @@ def extraction_run_detail_api(request: Request, pk: int) -> Response:
 class ReportInput(serializers.Serializer):
     collection = serializers.CharField(required=False, allow_blank=True, default="", max_length=100,
                                        help_text="only problems of this collection; blank for all")
+    source = serializers.ChoiceField(choices=["rules", "hybrid"], default="rules", required=False,
+                                     help_text="the rules (default), or the hybrid source (judged out of fold)")
 
 
 @extend_schema(methods=["GET"], operation_id="reports_list", summary="The latest 50 extractor reports", responses={200: ReportOutput(many=True)})
@@ -275,7 +291,7 @@ def report_list_api(request: Request) -> Response:
         data = ReportInput(data=request.data)
         data.is_valid(raise_exception=True)
         collection = data.validated_data["collection"]
-        report = extractor_report_start(user=request.user, collection=collection)
+        report = extractor_report_start(user=request.user, collection=collection, source=data.validated_data["source"])
         return Response(ReportOutput(report).data, status=status.HTTP_503_SERVICE_UNAVAILABLE if report.not_queued else status.HTTP_202_ACCEPTED)
     return Response(ReportOutput(ExtractorReport.objects.all()[:50], many=True).data)
 

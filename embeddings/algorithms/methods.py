@@ -62,7 +62,7 @@ METHODS: dict[str, Method] = {
     for m in [
         Method("prob2vec", "Prob2Vec (skip-gram, 1/f-weighted mean)", "concepts", {"dim": 10, "seed": 0, "epochs": 250, "l2": 1.0}),
         Method("onehot", "Concept overlap (1/f-weighted one-hot, no learning)", "concepts", {}),
-        Method("blend", "Ours: w * overlap + (1 - w) * Prob2Vec cosine", "concepts", {"dim": 10, "seed": 0, "epochs": 250, "l2": 1.0, "weight": 0.5}),
+        Method("blend", "Ours: w * overlap + (1 - w) * Prob2Vec cosine", "concepts", {"dim": 10, "seed": 0, "epochs": 500, "l2": 3.0, "weight": 0.25}),
         Method("svd", "SVD of PPMI", "concepts", {"dim": 10}),
         Method("svd-eig", "SVD of PPMI, eig (p = 0.5)", "concepts", {"dim": 10}),
         Method("svd-wandc", "SVD of PPMI, W + C", "concepts", {"dim": 10}),

@@ -160,3 +160,22 @@ def test_ta_pages_build_and_report_the_hybrid_source(client: Any, alice: Any, ba
     assert "<td>hybrid</td>" in listing
     drill = client.get(reverse("concepts:report-drilldown", args=[report.pk, "binomial-distribution", "fn"])).content.decode()
     assert drill.count('<li class="match">') <= 3  # the hybrid's few misses, not the rule's 30
+
+
+def test_the_api_starts_and_reports_the_hybrid_source(client: Any, alice: Any, bank: dict[str, Any], django_capture_on_commit_callbacks: Any) -> None:
+    client.force_login(alice)
+    response = client.post("/api/extraction-runs/", {"source": "hybrid"}, content_type="application/json")
+    assert response.status_code == 400 and "extract_concepts" in response.json()["source"][0]
+    response = client.post("/api/extraction-runs/", {"source": "neural"}, content_type="application/json")
+    assert response.status_code == 400
+    with django_capture_on_commit_callbacks(execute=True):
+        assert client.post("/api/extraction-runs/", content_type="application/json").json()["source"] == "rules"
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post("/api/extraction-runs/", {"source": "hybrid"}, content_type="application/json")
+    assert response.status_code == 202
+    run = client.get(f"/api/extraction-runs/{response.json()['id']}/").json()
+    assert run["source"] == "hybrid" and run["status"] == "done" and run["details"]["labelled_problems"] == 60
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post("/api/reports/", {"source": "hybrid"}, content_type="application/json")
+    report = client.get(f"/api/reports/{response.json()['id']}/").json()
+    assert report["source"] == "hybrid" and report["concepts"]["binomial-distribution"]["fn_rate"] <= 0.1
