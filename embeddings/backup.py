@@ -350,9 +350,17 @@ class _Exporter:
                 "problem": self.problems[row["problem_id"]], "concept": self.concepts[row["concept_id"]],
                 "rule_version": self.versions.get(row["rule_version_id"]),
             })
+        runs = {run.pk: run for run in ExtractionRun.objects.all()}
+
+        def up_to_date(row: dict[str, Any]) -> bool:
+            if row["source"] == "hybrid":  # a hybrid run is current for its rules run and today's labels
+                rules_run = runs.get(row["rules_run_id"])
+                return rules_run is not None and row["fingerprint"] == _hybrid_fingerprint(rules_run)
+            return row["fingerprint"] == current
+
         return [
-            {"key": row["id"], **_out(ExtractionRun, row, {"created_by"}), "created_by": self.user(row["created_by_id"]),
-             "fingerprint_current": row["fingerprint"] == current, "extracted": extracted.get(row["id"], [])}
+            {"key": row["id"], **_out(ExtractionRun, row, {"created_by", "rules_run"}), "created_by": self.user(row["created_by_id"]),
+             "rules_run": row["rules_run_id"], "fingerprint_current": up_to_date(row), "extracted": extracted.get(row["id"], [])}
             for row in ExtractionRun.objects.order_by("id").values()
         ]
 
@@ -392,6 +400,12 @@ def _extraction_fingerprint() -> str:
     from concepts.services import _fingerprint
 
     return _fingerprint({rule.slug: model.version for rule, model in rules_enabled()})
+
+
+def _hybrid_fingerprint(rules_run: ExtractionRun) -> str:
+    from concepts.services import _hybrid_fingerprint as fingerprint
+
+    return fingerprint(rules_run)
 
 
 def _embedding_fingerprint(method: str, source: str, params: dict[str, Any]) -> str | None:
@@ -752,14 +766,16 @@ class _Importer:
 
     def import_extraction_runs(self) -> None:
         runs, keys, rows = [], [], []
+        rules_runs: list[tuple[Any, str]] = []  # (the rules run a hybrid run adds to, where), linked once all runs exist
         for where, record in self.records("extraction_runs"):
             key = self.job_key(record, self.extraction_runs, where)
             self.extraction_runs[key] = -1
             current = self.flag(record, "fingerprint_current", where)
             run = ExtractionRun(
-                **_in(ExtractionRun, record, where, {"key", "created_by", "fingerprint_current", "extracted"}),
+                **_in(ExtractionRun, record, where, {"key", "created_by", "fingerprint_current", "extracted", "rules_run"}),
                 created_by_id=self.user(record, "created_by", where),
             )
+            rules_runs.append((record.get("rules_run"), where))
             seen: set[tuple[Any, str]] = set()
             found = []
             for i, e in enumerate(_records(record.get("extracted"), f"{where}.extracted")):
@@ -784,6 +800,10 @@ class _Importer:
                 e.run_id = run.pk
                 flat.append(e)
         _create(ExtractedConcept, flat, "extraction_runs[].extracted")
+        for run, (rules_key, where) in zip(runs, rules_runs):
+            if rules_key is not None:
+                rules_id = _ref(self.extraction_runs, {"rules_run": rules_key}, "rules_run", "extraction run key", where)
+                ExtractionRun.objects.filter(pk=run.pk).update(rules_run_id=rules_id)
         self.counts["extraction_runs"], self.counts["extracted_concepts"] = len(runs), len(flat)
 
     def import_extractor_reports(self) -> None:
@@ -877,7 +897,11 @@ class _Importer:
         """Runs that were up to date at export are up to date here too, so rebuilding them reuses them.
         Their fingerprints hash ids and row counts, which a restore changes: compute them again now."""
         if self.current_extraction:
-            ExtractionRun.objects.filter(pk__in=self.current_extraction).update(fingerprint=_extraction_fingerprint())
+            ExtractionRun.objects.filter(pk__in=self.current_extraction, source="rules").update(fingerprint=_extraction_fingerprint())
+            # A hybrid run's fingerprint hashes its rules run's: refresh those first, then the hybrid runs'.
+            for run in ExtractionRun.objects.filter(pk__in=self.current_extraction, source="hybrid").select_related("rules_run"):
+                if run.rules_run is not None:
+                    ExtractionRun.objects.filter(pk=run.pk).update(fingerprint=_hybrid_fingerprint(run.rules_run))
         for run in EmbeddingRun.objects.filter(pk__in=self.current_embedding).only("method", "source", "params"):
             fingerprint = _embedding_fingerprint(run.method, run.source, run.params)
             if fingerprint is not None:

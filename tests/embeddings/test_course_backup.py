@@ -90,6 +90,9 @@ def comparable(data: dict[str, Any]) -> dict[str, Any]:
     for r in data["embedding_runs"]:
         if r["extraction_run"] is not None:
             r["extraction_run"] = renumber["extraction_runs"][r["extraction_run"]]
+    for r in data["extraction_runs"]:
+        if r["rules_run"] is not None:  # a hybrid run names the rules run it adds to
+            r["rules_run"] = renumber["extraction_runs"][r["rules_run"]]
     if data["active_embedding"]:
         data["active_embedding"]["run"] = renumber["embedding_runs"][data["active_embedding"]["run"]]
     return data
@@ -161,6 +164,11 @@ def test_the_demo_course_round_trips(demo_with_runs: None, tmp_path: Path) -> No
     assert triplet_table(accepted_triplets()) == before_table
     # Every field of every record, timestamps and password hashes included, reads back the same.
     assert comparable(course_export()) == comparable(before_export)
+    # The hybrid run still adds to its rules run.
+    from concepts.models import ExtractionRun
+
+    hybrid = ExtractionRun.objects.get(source="hybrid")
+    assert hybrid.rules_run is not None and hybrid.rules_run.source == "rules"
     # The restored runs are up to date: rebuilding reuses them rather than training again.
     assert evaluate_json() == before_eval
     assert EmbeddingRun.objects.count() == before_counts["embeddings.EmbeddingRun"]
