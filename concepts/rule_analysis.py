@@ -136,7 +136,7 @@ def analyse(
     n = len(predicted)
     labelled = [t for t in truth if t is not None]
     positives = Counter(c for t in labelled for c in t)
-    together = {frozenset(p) for t in labelled for p in combinations(sorted(t), 2)}
+    together = {pair for t in labelled for pair in combinations(sorted(t), 2)}  # (a, b) with a < b
     alternatives = {s for s in slugs if positives[s] >= min_positives}
 
     cofire: dict[tuple[str, str], list[int]] = {}
@@ -157,31 +157,35 @@ def analyse(
         result.overlapping += 1
         overlaps.update(found)
         clashing: set[str] = set()
-        for a, b in combinations(sorted(found & alternatives), 2):
-            if frozenset((a, b)) not in together:
-                cofire.setdefault((a, b), []).append(i)
-                clashing.update((a, b))
+        for pair in combinations(sorted(found & alternatives), 2):
+            if pair not in together:
+                cofire.setdefault(pair, []).append(i)
+                clashing.update(pair)
         if clashing:
             result.conflicting += 1
             in_conflict.update(clashing)
     result.no_concept = tuple(no_concept)
     result.concepts_per_problem = found_total / n if n else 0.0
 
+    # One pass over the labelled problems for every rule's TP, FP and FN (a pass per rule is
+    # rules x problems: 1.3 million steps for 130 rules over 10,000 problems).
+    tp_of: Counter[str] = Counter()
+    fp_of: Counter[str] = Counter()
+    fn_of: Counter[str] = Counter()
+    ruled = set(slugs)
+    for found, t in zip(predicted, truth):
+        if t is None:
+            continue
+        tp_of.update(found & t)
+        fp_of.update(found - t)
+        fn_of.update((t - found) & ruled)
     for slug in slugs:
-        tp = fp = fn = tn = 0
-        for found, t in zip(predicted, truth):
-            if t is None:
-                continue
-            hit, positive = slug in found, slug in t
-            tp += hit and positive
-            fp += hit and not positive
-            fn += positive and not hit
-            tn += not hit and not positive
+        tp, fp, fn = tp_of[slug], fp_of[slug], fn_of[slug]
         result.rules.append(
             RuleFigures(
                 slug=slug, matched=matched[slug], coverage=matched[slug] / n if n else 0.0,
                 overlaps=overlaps[slug], conflicts=in_conflict[slug], positives=positives[slug],
-                tp=tp, fp=fp, fn=fn, tn=tn,
+                tp=tp, fp=fp, fn=fn, tn=len(labelled) - tp - fp - fn,
             )
         )
     result.conflicts = sorted(

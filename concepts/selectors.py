@@ -62,16 +62,19 @@ class BankTexts:
     titles: list[str]
     labelled: set[int]  # problems that have any ground-truth label
     key: str = ""  # changes whenever a problem or a label changes
+    texts_key: str = ""  # changes whenever a problem changes (what the rules match depends on it alone)
 
 
-def _bank_key(module_ids: list[int]) -> str:
+def _bank_key(module_ids: list[int]) -> tuple[str, str]:
+    """Keys of the bank with its labels, and of its texts alone."""
     qs = Problem.objects.all()
     if module_ids:
         qs = qs.filter(module_id__in=module_ids)
     state = qs.aggregate(n=Count("id"), last=Max("updated_at"), top=Max("id"))
     labels = GroundTruthLabel.objects.aggregate(n=Count("id"), top=Max("id"))
-    raw = json.dumps([sorted(module_ids), state, labels], default=str)
-    return "bank-texts:" + hashlib.sha1(raw.encode()).hexdigest()
+    texts = json.dumps([sorted(module_ids), state], default=str)
+    raw = json.dumps([texts, labels], default=str)
+    return "bank-texts:" + hashlib.sha1(raw.encode()).hexdigest(), "bank-only-texts:" + hashlib.sha1(texts.encode()).hexdigest()
 
 
 # Per-process memory, not Django's cache: LocMemCache pickles, and unpickling ten thousand texts on
@@ -83,7 +86,7 @@ _BANK_MEMO_SIZE = 4
 def bank_texts(module_ids: list[int] | None = None) -> BankTexts:
     """Every problem's text (of some modules), cached until a problem or a label changes."""
     module_ids = sorted(module_ids or [])
-    key = _bank_key(module_ids)
+    key, texts_key = _bank_key(module_ids)
     found = _BANK_MEMO.get(key)
     if found is not None:
         _BANK_MEMO.move_to_end(key)
@@ -93,7 +96,7 @@ def bank_texts(module_ids: list[int] | None = None) -> BankTexts:
         qs = qs.filter(module_id__in=module_ids)
     rows = list(qs.values_list("id", "text", "title"))
     labelled = set(GroundTruthLabel.objects.values_list("problem_id", flat=True).distinct())
-    texts = BankTexts([r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows], labelled, key)
+    texts = BankTexts([r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows], labelled, key, texts_key)
     _BANK_MEMO[key] = texts
     while len(_BANK_MEMO) > _BANK_MEMO_SIZE:
         _BANK_MEMO.popitem(last=False)
@@ -308,6 +311,56 @@ def _rules_key() -> str:
     return hashlib.sha1(json.dumps(rows).encode()).hexdigest()
 
 
+@dataclass
+class _BankMatches:
+    """Which problems of the whole bank each enabled rule matches, and the rule version it was for."""
+
+    bank_key: str
+    versions: dict[str, tuple[int, int]]  # slug -> (rule id, version)
+    matches: dict[str, list[int]]  # slug -> indices into bank_texts()
+
+
+_BANK_MATCHES: dict[str, _BankMatches] = {}
+# Past this many changed rules, one pass of every rule (extract_many) is cheaper than matching the
+# changed rules one by one (~20 ms each over 10,000 problems, against ~0.5 s for all 130 cold).
+_INCREMENTAL_MAX = 8
+
+
+def _bank_matches(bank: BankTexts) -> _BankMatches:
+    """Every enabled rule's matches over the bank. After a rule is saved only that rule is matched
+    again, so the analysis and the "No rule matches" queue stay quick while a TA edits rules.
+    Raises RuleError / RuleTimeout."""
+    enabled = rules_enabled()
+    versions = {rule.slug: (row.pk, row.version) for rule, row in enabled}
+    known = _BANK_MATCHES.get(bank.texts_key)  # a label saved changes no match: the texts' key alone
+    changed = [rule for rule, _ in enabled if known is None or known.versions.get(rule.slug) != versions[rule.slug]]
+    if known is not None and len(changed) <= _INCREMENTAL_MAX:
+        matches = {slug: found for slug, found in known.matches.items() if slug in versions}
+        for rule in changed:
+            matches[rule.slug] = extraction.matching(rule.pattern, rule.ignore_case, bank.texts)[1]
+    else:
+        predicted = extraction.extract_many(bank.texts, extraction.compile_rules([rule for rule, _ in enabled]))
+        matches = {slug: [] for slug in versions}
+        for i, found in enumerate(predicted):
+            for slug in found:
+                matches[slug].append(i)
+    result = _BankMatches(bank.texts_key, versions, matches)
+    _BANK_MATCHES.clear()  # the whole bank only: an older bank's matches are of no further use
+    _BANK_MATCHES[bank.texts_key] = result
+    return result
+
+
+def no_rule_problem_ids() -> list[int]:
+    """The problems no enabled rule matches now (empty when a rule cannot run over the bank)."""
+    bank = bank_texts()
+    try:
+        matches = _bank_matches(bank)
+    except (extraction.RuleError, extraction.RuleTimeout):
+        return []
+    covered = set().union(*matches.matches.values())
+    return [pid for i, pid in enumerate(bank.ids) if i not in covered]
+
+
 def rules_analysis(*, collection: str = "") -> RulesAnalysis:
     """Every enabled rule over the bank (or one collection), analysed Snorkel-style against the
     ground truth; kept until a problem, a label or a rule changes."""
@@ -323,23 +376,28 @@ def rules_analysis(*, collection: str = "") -> RulesAnalysis:
     else:
         chosen = list(range(len(bank.ids)))
     ids = [bank.ids[i] for i in chosen]
-    texts = [bank.texts[i] for i in chosen]
-    rules = [rule for rule, _ in rules_enabled()]
+    titles = [bank.titles[i] for i in chosen]
     labels: dict[int, set[str]] = {}
     for pid, slug in GroundTruthLabel.objects.values_list("problem_id", "concept__slug"):
         labels.setdefault(pid, set()).add(slug)
     truth = [labels.get(pid) for pid in ids]
-    titles = [bank.titles[i] for i in chosen]
     try:
-        predicted = extraction.extract_many(texts, extraction.compile_rules(rules))
-    except extraction.RuleError as exc:
-        empty = rule_analysis.analyse([], [set() for _ in ids], truth)
-        return RulesAnalysis(empty, ids, titles, collection, error=str(exc))
-    except extraction.RuleTimeout as exc:
-        empty = rule_analysis.analyse([], [set() for _ in ids], truth)
-        where = f"problem {ids[exc.text_index]}" if exc.text_index < len(ids) else "a problem"
-        return RulesAnalysis(empty, ids, titles, collection, error=f"rule {exc.slug!r} took longer than {exc.seconds:g}s on {where}")
-    result = RulesAnalysis(rule_analysis.analyse([r.slug for r in rules], predicted, truth), ids, titles, collection)
+        matches = _bank_matches(bank)
+    except (extraction.RuleError, extraction.RuleTimeout) as exc:
+        if isinstance(exc, extraction.RuleTimeout):
+            where = f"problem {bank.ids[exc.text_index]}" if exc.text_index < len(bank.ids) else "a problem"
+            error = f"rule {exc.slug!r} took longer than {exc.seconds:g}s on {where}"
+        else:
+            error = str(exc)
+        return RulesAnalysis(rule_analysis.analyse([], [set() for _ in ids], truth), ids, titles, collection, error=error)
+    position = {i: k for k, i in enumerate(chosen)}
+    predicted: list[set[str]] = [set() for _ in chosen]
+    for slug, found_in in matches.matches.items():
+        for i in found_in:
+            k = position.get(i)
+            if k is not None:
+                predicted[k].add(slug)
+    result = RulesAnalysis(rule_analysis.analyse(sorted(matches.versions), predicted, truth), ids, titles, collection)
     _ANALYSIS_MEMO[key] = result
     while len(_ANALYSIS_MEMO) > _ANALYSIS_MEMO_SIZE:
         _ANALYSIS_MEMO.popitem(last=False)
@@ -476,8 +534,9 @@ def _label_queue(*, queue: str, user: Any) -> QuerySet[Problem]:
         return problems.filter(id__in=neural_queue_ids())
     if queue == "norule":
         # The current enabled rules, not the latest extraction run: a TA who just wrote a rule sees
-        # its problems leave the queue at once (the analysis is kept until a rule or problem changes).
-        return problems.filter(id__in=rules_analysis().no_concept_ids)
+        # its problems leave the queue at once (each rule's matches are kept; a saved rule alone is
+        # matched again).
+        return problems.filter(id__in=no_rule_problem_ids())
     raise Http404("No such queue")
 
 

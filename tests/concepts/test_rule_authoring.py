@@ -293,3 +293,37 @@ def test_saving_an_empty_pattern_is_refused_by_the_server(client: Any, alice: An
     response = client.post(reverse("concepts:rule-edit", args=["sample-mean"]), {"pattern": "", "enabled": "on"})
     assert response.status_code == 200 and "This field is required." in response.content.decode()
     assert not ConceptRule.objects.exists()
+
+
+def test_after_a_rule_is_saved_only_that_rule_is_matched_again_with_the_same_result(
+    analysed: Any, concept_factory: Any, problem_factory: Any, monkeypatch: Any
+) -> None:
+    from concepts import extraction, selectors
+
+    before = selectors.rules_analysis()
+    assert len(before.no_concept_ids) == 4
+    rule_save(concept=concept_factory("sample-mean"), pattern=r"\bsample mean\b|\baverage\b")
+    rule_save(concept=concept_factory("dice"), pattern=r"\bdie\b|\bdice\b", enabled=False)
+    calls: list[str] = []
+    real = extraction.matching
+    monkeypatch.setattr(extraction, "matching", lambda pattern, *a, **k: calls.append(pattern) or real(pattern, *a, **k))
+    incremental = selectors.rules_analysis()
+    assert calls == [r"\bsample mean\b|\baverage\b"]  # the changed rule only; the disabled one is dropped
+    selectors._BANK_MATCHES.clear()
+    selectors._ANALYSIS_MEMO.clear()
+    full = selectors.rules_analysis()
+    assert incremental.analysis.rules == full.analysis.rules and incremental.no_concept_ids == full.no_concept_ids
+    assert [r.slug for r in full.analysis.rules] == ["sample-mean"]
+    assert incremental.no_concept_ids == [analysed["die2"].pk]
+
+
+def test_a_new_label_changes_the_analysis_but_matches_no_rule_again(analysed: Any, concept_factory: Any, monkeypatch: Any) -> None:
+    from concepts import extraction, selectors
+    from concepts.models import GroundTruthLabel
+
+    assert selectors.rules_analysis().analysis.labelled == 7
+    GroundTruthLabel.objects.create(problem=analysed["free"], concept=concept_factory("sample-mean"))
+    monkeypatch.setattr(extraction, "extract_many", lambda *a, **k: pytest.fail("the whole bank was matched again"))
+    monkeypatch.setattr(extraction, "matching", lambda *a, **k: pytest.fail("a rule was matched again"))
+    after = selectors.rules_analysis()
+    assert after.analysis.labelled == 8 and {r.slug: r.fn for r in after.analysis.rules}["sample-mean"] == 4
