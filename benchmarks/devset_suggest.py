@@ -184,6 +184,14 @@ def main(argv: list[str] | None = None) -> int:
                   f"{pct(mean('fn_rate', 'before')):>12} {'->':>2} {pct(mean('fn_rate', 'after')):>6} "
                   f"{pct(mean('fp_rate', 'before')):>6} {'->':>2} {pct(mean('fp_rate', 'after')):>6}  "
                   f"{', '.join(repr(st['phrase']) for st in c['steps'])}{reached}")
+    concepts = [c for result in out["books"].values() for c in result["concepts"].values()]
+    reached = [c for c in concepts if (c["end"]["fn_rate"] or 0) < args.target]
+    branches = [len(c["steps"]) for c in reached]
+    print(f"\nweak concepts: {len(concepts)}; under {pct(args.target)} FN: {len(reached)}, with "
+          f"{min(branches, default=0)}-{max(branches, default=0)} branches ({sum(branches) / max(len(branches), 1):.1f} on average); "
+          f"no suggestion at all: {sum(1 for c in concepts if not c['steps'])}; "
+          f"FP added on the labelled problems: {sum(c['end']['fp'] - c['start']['fp'] for c in concepts)}; "
+          f"slowest mining: {1000 * max((c['mine_seconds'] for c in concepts), default=0):.0f} ms")
     return 0
 
 

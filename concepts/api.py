@@ -9,7 +9,7 @@ from typing import Any
 
 from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import extend_schema, extend_schema_field
 from rest_framework import serializers, status
 from rest_framework.decorators import api_view, permission_classes
 from rest_framework.permissions import BasePermission
@@ -242,6 +242,11 @@ class SuggestionsInput(serializers.Serializer):
     modules = serializers.ListField(child=serializers.IntegerField(), required=False, default=list)
 
 
+class AlternativeOutput(serializers.Serializer):
+    text = serializers.CharField()
+    branch = serializers.CharField()
+
+
 class PhraseOutput(serializers.Serializer):
     text = serializers.CharField(help_text="the phrase; # stands for any number")
     branch = serializers.CharField(help_text="the regex alternative to append")
@@ -254,6 +259,11 @@ class PhraseOutput(serializers.Serializer):
     recovered = serializers.ListField(child=serializers.IntegerField(), source="recovered_ids")
     false_positives = serializers.ListField(child=serializers.IntegerField(), source="false_positive_ids")
     pattern = serializers.CharField(source="appended", help_text="the pattern with this branch appended")
+    alternatives = serializers.SerializerMethodField(help_text="other phrases with exactly the same effect")
+
+    @extend_schema_field(AlternativeOutput(many=True))
+    def get_alternatives(self, row: Any) -> list[dict[str, str]]:
+        return [{"text": text, "branch": branch} for text, branch, _ in row.alternatives]
 
 
 class SuggestionOutput(PhraseOutput):

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Sequence
 
 import re2
@@ -36,6 +36,7 @@ HINT_PRIOR = 0.5  # prior precision of a phrase that holds a word of the concept
 STEM = 6  # letters a stem keeps
 COMMON_HINT = 0.1  # words in more than this share of all concepts' descriptions hint at none
 NUM = "#"  # how a number shows in a phrase: any number matches there
+MAX_ALTERNATIVES = 6  # other words of the same effect kept with a phrase
 
 # Function words: a phrase may hold them inside ("type i error", "at least") but neither starts nor
 # ends with one, and none is a phrase alone; the contentful part around them is the same branch.
@@ -88,6 +89,9 @@ class Phrase:
     unlabelled: int  # unlabelled problems it would newly match
     precision: float  # expected on new problems (see `precision`)
     score: float
+    # Other phrases with exactly the same effect on the labelled and unlabelled problems, as
+    # (text, branch): other words for the same choice ("gas", "unleaded", "stations" of one exercise).
+    alternatives: tuple[tuple[str, str], ...] = ()
 
     @property
     def fn_recovered(self) -> int:
@@ -377,15 +381,26 @@ def mine(
         )
         candidates.append((_rank_key(phrase, len(feature[1]) if feature[0] == "w" else 1), feature, phrase))
     candidates.sort(key=lambda c: c[0])
+    # One row per effect: the best phrase, with the other words of that effect (and of the same
+    # expected precision: a word of the concept's definition is a better bet) as its alternatives.
     kept: dict[tuple, list[Feature]] = {}
+    first: dict[tuple, int] = {}
     phrases: list[Phrase] = []
+    others: list[list[tuple[str, str]]] = []
     for _, feature, phrase in candidates:
-        effect = (phrase.recovered, phrase.false_positives, phrase.positives, phrase.negatives, phrase.unlabelled)
+        effect = (phrase.recovered, phrase.false_positives, phrase.unlabelled, phrase.positives, phrase.negatives, phrase.precision)
         same = kept.setdefault(effect, [])
         if any(_nested(feature, other) for other in same):
             continue
         same.append(feature)
+        if effect in first:
+            if len(others[first[effect]]) < MAX_ALTERNATIVES:
+                others[first[effect]].append((phrase.text, phrase.branch))
+            continue
+        first[effect] = len(phrases)
         phrases.append(phrase)
+        others.append([])
+    phrases = [replace(p, alternatives=tuple(alt)) if alt else p for p, alt in zip(phrases, others)]
     result.suggestions = suggest(
         phrases, missed=len(missed), limit=suggestions, fp_weight=fp_weight, min_precision=min_precision
     )

@@ -220,6 +220,7 @@ class PhraseRow:
     recovered_ids: list[int] = field(default_factory=list)
     false_positive_ids: list[int] = field(default_factory=list)
     fn_left: int | None = None  # for a suggestion: the FN left once it and those before it are appended
+    alternatives: list[tuple[str, str, str]] = field(default_factory=list)  # (text, branch, appended) of the same effect
 
 
 @dataclass
@@ -276,6 +277,11 @@ def rule_suggestions(*, concept: Concept, pattern: str, ignore_case: bool, modul
             recovered_ids=[bank.ids[i] for i in phrase.recovered],
             false_positive_ids=[bank.ids[i] for i in phrase.false_positives],
             fn_left=fn_left,
+            alternatives=[
+                (text, branch, mining.append_branch(pattern, branch))
+                for text, branch in phrase.alternatives
+                if len(mining.append_branch(pattern, branch)) <= extraction.MAX_PATTERN_LENGTH
+            ],
         )
 
     result.suggestions = [row(s.phrase, s.fn_left) for s in mined.suggestions]

@@ -93,7 +93,10 @@ def test_suggestions_recover_missed_problems_and_count_fp_on_the_labelled_ones(c
     query = parse_qs(urlparse(href).query)
     assert urlparse(href).path == reverse("concepts:rule-edit", args=["sample-mean"])
     assert query["pattern"] == [r"\bsample mean\b|\baverage\b"] and query["ignore_case"] == ["on"] and query["preview"] == ["1"]
-    assert "mined-phrases" in body  # the full list, each with its counts
+    phrases = section(body, "mined-phrases")  # the full list, each with its counts
+    # Avg3 alone has "give", "score" and "class": one row, the other words offered beside it.
+    row = next(r for r in phrases.split("<tr><td>")[1:] if ">give<" in r or ">score<" in r or ">class<" in r)
+    assert "same effect:" in row and row.count("data-append-branch") == 3
 
 
 def test_following_an_append_link_previews_the_new_pattern_with_fewer_fn(client: Any, alice: Any, bank: Any) -> None:
