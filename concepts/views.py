@@ -47,7 +47,8 @@ def _keep_query(*, ignore_case: bool, enabled: bool, base_version: Any, module_i
     they open the editor previewing the pattern with the branch appended, nothing saved."""
     from urllib.parse import urlencode
 
-    pairs: list[tuple[str, Any]] = [("preview", 1)]
+    # suggest=1: the page the link opens renders the next suggestions itself (no htmx to fetch them).
+    pairs: list[tuple[str, Any]] = [("preview", 1), ("suggest", 1)]
     if ignore_case:
         pairs.append(("ignore_case", "on"))
     if enabled:
@@ -61,10 +62,16 @@ def _keep_query(*, ignore_case: bool, enabled: bool, base_version: Any, module_i
 def _preview_context(
     concept: Any, pattern: str, ignore_case: bool, module_ids: list[int], *, suggest: bool = False, keep_query: str = ""
 ) -> dict[str, Any]:
-    """The live panel's context. An empty pattern previews nothing (the panel is cleared); the mined
-    suggestions are computed here only for a whole page (`suggest`), so that it works without
-    JavaScript: htmx fetches them after each preview, which keeps the preview itself fast."""
+    """The live panel's context. An empty pattern previews nothing (the panel is cleared).
+
+    Mining the suggestions takes longer than the preview (up to half a second on 10,000 labelled
+    problems), so htmx fetches them after each preview and after the page loads. A page without
+    JavaScript offers a "Show the suggested branches" link instead (`suggest`: mined here)."""
+    from urllib.parse import urlencode
+
     context: dict[str, Any] = {"concept": concept, "preview": None, "keep_query": keep_query}
+    if keep_query:
+        context["suggest_url"] = f"{reverse('concepts:rule-edit', args=[concept.slug])}?{urlencode({'pattern': pattern})}&{keep_query}"
     if pattern.strip():
         context["preview"] = rule_preview(concept=concept, pattern=pattern, ignore_case=ignore_case, module_ids=module_ids)
     if suggest and not (context["preview"] and context["preview"].error):
@@ -122,7 +129,7 @@ def rule_edit(request: HttpRequest, slug: str) -> HttpResponse:
         "modules": Module.objects.all(),
         "module_ids": module_ids,
         "conflict": conflict,
-        **_preview_context(concept, pattern, ignore_case, module_ids, suggest=True, keep_query=keep),
+        **_preview_context(concept, pattern, ignore_case, module_ids, suggest=request.GET.get("suggest") == "1", keep_query=keep),
     }
     # A plain form POST (htmx only drives the preview), so the conflict can say 409 and still be a full page.
     return render(request, "concepts/rule_edit.html", context, status=409 if conflict else 200)
@@ -348,7 +355,7 @@ def report_drilldown(request: HttpRequest, pk: int, slug: str, kind: str) -> Htt
     context = {
         "report": report, "kind": kind, "problems": problems, "rule": rule, "form": form,
         **_preview_context(
-            concept, rule.pattern if rule else "", rule.ignore_case if rule else True, [], suggest=True,
+            concept, rule.pattern if rule else "", rule.ignore_case if rule else True, [],
             keep_query=_keep_query(ignore_case=rule.ignore_case if rule else True, enabled=rule.enabled if rule else True,
                                    base_version=rule.version if rule else 0, module_ids=[]),
         ),

@@ -99,17 +99,25 @@ def test_suggestions_recover_missed_problems_and_count_fp_on_the_labelled_ones(c
     assert "same effect:" in row and row.count("data-append-branch") == 3
 
 
-def test_following_an_append_link_previews_the_new_pattern_with_fewer_fn(client: Any, alice: Any, bank: Any) -> None:
+def test_without_javascript_suggestions_are_a_link_away_and_append_links_preview_the_new_pattern(
+    client: Any, alice: Any, bank: Any
+) -> None:
     concept = bank["found"].ground_truth_labels.get().concept
     rule_save(concept=concept, pattern=r"\bsample mean\b", user=alice)
     client.force_login(alice)
     page = client.get(reverse("concepts:rule-edit", args=["sample-mean"])).content.decode()
-    # The whole page renders the suggestions itself (no JavaScript needed), with the saved state kept.
+    # Mining is not done for the page itself (htmx fetches it on load); without JavaScript, a link.
+    assert 'id="suggested-branches"' not in page and 'hx-trigger="load"' in page
+    show = html.unescape(re.search(r'href="([^"]+)" id="show-suggestions"', page).group(1))
+    assert parse_qs(urlparse(show).query)["pattern"] == [r"\bsample mean\b"]
+    page = client.get(show).content.decode()
+    assert 'id="suggested-branches"' in page
     href = html.unescape(re.search(r'href="([^"]+)"\s+data-append-branch="\\baverage\\b"', page).group(1))
-    assert "enabled=on" in href and "base_version=1" in href
+    assert "enabled=on" in href and "base_version=1" in href and "suggest=1" in href
     after = client.get(href).content.decode()
     assert 'id="fn-count">FN 0<' in after and "<mark>average</mark>" in after
     assert r"\bsample mean\b|\baverage\b</textarea>" in after
+    assert "misses none of the 5 labelled problems" in after  # the next suggestions, on the page itself
     assert ConceptRule.objects.get().version == 1  # previewed, not saved
 
 
@@ -287,7 +295,9 @@ def test_the_drilldown_has_the_live_preview_of_the_current_rule(
     assert 'hx-post="/concepts/rules/preview/"' in form and r"\bsample mean\b</textarea>" in form
     assert f'action="{reverse("concepts:rule-edit", args=["sample-mean"])}"' in form and 'name="base_version" value="1"' in form
     assert 'id="fn-count">FN 3<' in page and "Missed (FN): 3" in page
-    assert 'id="suggested-branches"' in page  # the suggestions come with it, without JavaScript
+    assert 'hx-post="/concepts/rules/suggestions/"' in page  # fetched on load, or a link without JavaScript
+    show = html.unescape(re.search(r'href="([^"]+)" id="show-suggestions"', page).group(1))
+    assert show.startswith(reverse("concepts:rule-edit", args=["sample-mean"])) and "suggest=1" in show
 
 
 def test_saving_an_empty_pattern_is_refused_by_the_server(client: Any, alice: Any, bank: Any) -> None:
