@@ -7,9 +7,11 @@ matches too: two test concepts firing on one problem), and TP/FP/FN on the label
 Overall: the share of the bank with no concept at all, with overlaps, with conflicts.
 
 Concepts overlap all the time (a binomial problem is also a counting problem), so an overlap is no
-fault. A conflict is judged by the labels: two concepts that each label at least ``min_positives``
-problems but never the same one are alternatives (a paired or a two-sample test, a Poisson or a
-binomial model), and a problem both rules match is one where at least one of them is wrong.
+fault. A conflict is judged by the course's dictionary and its labels: two concepts of one module
+that each label at least ``min_positives`` problems but never the same one are alternatives (a
+paired or a two-sample test, a Poisson or a binomial model), and a problem both rules match is one
+where at least one of them is wrong. (Across modules, "never labelled together" is mostly chance:
+with a few labels each, most pairs of a 130-concept dictionary never meet.)
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ import difflib
 from collections import Counter
 from dataclasses import dataclass, field
 from itertools import combinations
-from typing import Sequence
+from typing import Mapping, Sequence
 
 from concepts.extraction import split_branches
 
@@ -116,6 +118,7 @@ def analyse(
     truth: Sequence[set[str] | None],
     *,
     min_positives: int = MIN_POSITIVES,
+    groups: Mapping[str, str] | None = None,
 ) -> Analysis:
     """Analyse rules over a bank.
 
@@ -130,6 +133,8 @@ def analyse(
     min_positives : int
         Labelled positives each of two concepts needs before their never being labelled together
         makes their rules' joint matches conflicts.
+    groups : mapping of str to str, optional
+        Each concept's module: only two concepts of one module can be alternatives. None: any two.
     """
     if len(predicted) != len(truth):
         raise ValueError(f"{len(predicted)} predictions for {len(truth)} problems")
@@ -138,6 +143,9 @@ def analyse(
     positives = Counter(c for t in labelled for c in t)
     together = {pair for t in labelled for pair in combinations(sorted(t), 2)}  # (a, b) with a < b
     alternatives = {s for s in slugs if positives[s] >= min_positives}
+
+    def one_group(a: str, b: str) -> bool:
+        return groups is None or (groups.get(a) is not None and groups.get(a) == groups.get(b))
 
     cofire: dict[tuple[str, str], list[int]] = {}
     matched: Counter[str] = Counter()
@@ -158,7 +166,7 @@ def analyse(
         overlaps.update(found)
         clashing: set[str] = set()
         for pair in combinations(sorted(found & alternatives), 2):
-            if pair not in together:
+            if pair not in together and one_group(*pair):
                 cofire.setdefault(pair, []).append(i)
                 clashing.update(pair)
         if clashing:

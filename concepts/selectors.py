@@ -403,7 +403,9 @@ def rules_analysis(*, collection: str = "") -> RulesAnalysis:
             k = position.get(i)
             if k is not None:
                 predicted[k].add(slug)
-    result = RulesAnalysis(rule_analysis.analyse(sorted(matches.versions), predicted, truth), ids, titles, collection)
+    modules = dict(Concept.objects.filter(module__isnull=False).values_list("slug", "module__name"))
+    analysis = rule_analysis.analyse(sorted(matches.versions), predicted, truth, groups=modules)
+    result = RulesAnalysis(analysis, ids, titles, collection)
     _ANALYSIS_MEMO[key] = result
     while len(_ANALYSIS_MEMO) > _ANALYSIS_MEMO_SIZE:
         _ANALYSIS_MEMO.popitem(last=False)

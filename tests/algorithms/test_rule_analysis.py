@@ -54,6 +54,14 @@ def test_overall_figures() -> None:
     assert result.fn_rate == pytest.approx(sum(rates) / 3)
 
 
+def test_only_concepts_of_one_module_are_alternatives_when_modules_are_given() -> None:
+    tests = {"paired": "tests", "twosample": "tests", "mean": "descriptive"}
+    assert [c.a for c in analyse(["paired", "twosample", "mean"], PREDICTED, TRUTH, min_positives=2, groups=tests).conflicts] == ["paired"]
+    apart = {"paired": "one-sample tests", "twosample": "two-sample tests", "mean": "descriptive"}
+    assert analyse(["paired", "twosample", "mean"], PREDICTED, TRUTH, min_positives=2, groups=apart).conflicts == []
+    assert analyse(["paired", "twosample"], PREDICTED, TRUTH, min_positives=2, groups={}).conflicts == []  # no module: none
+
+
 def test_concepts_with_too_few_labels_are_not_judged_alternatives() -> None:
     result = analyse(["paired", "twosample", "mean"], PREDICTED, TRUTH, min_positives=3)
     assert result.conflicts == [] and result.conflicting == 0  # twosample has 2 positives only
