@@ -9,7 +9,7 @@ from typing import Any
 
 from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import extend_schema, extend_schema_field
 from rest_framework import serializers, status
 from rest_framework.decorators import api_view, permission_classes
 from rest_framework.permissions import BasePermission
@@ -17,7 +17,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from concepts.models import ConceptRule, ExtractionRun, ExtractorReport
-from concepts.selectors import concept_get, extraction_run_get, report_get, rule_preview, rule_versions
+from concepts.selectors import concept_get, extraction_run_get, report_get, rule_preview, rule_suggestions, rule_versions
 from concepts.services import (
     ExtractionInputError,
     LabelsConflict,
@@ -206,6 +206,8 @@ class PreviewOutput(serializers.Serializer):
     matches = PreviewMatchOutput(many=True)
     newly_matched = PreviewChangeOutput(many=True)
     no_longer_matched = PreviewChangeOutput(many=True)
+    missed = serializers.ListField(child=serializers.IntegerField(), help_text="labelled problems of the concept the pattern does not match (FN)")
+    false_positives = serializers.ListField(child=serializers.IntegerField(), help_text="matched problems labelled without the concept (FP)")
 
 
 @extend_schema(summary="Preview a pattern over the bank", request=PreviewInput, responses={200: PreviewOutput, 400: ERROR, 404: ERROR})
@@ -230,8 +232,72 @@ def rule_preview_api(request: Request) -> Response:
             "matches": [{"problem": r.problem_id, "spans": r.spans, "verdict": r.verdict} for r in result.rows],
             "newly_matched": [{"problem": pid, "right": right} for pid, _, right in result.newly_matched],
             "no_longer_matched": [{"problem": pid, "right": right} for pid, _, right in result.no_longer_matched],
+            "missed": result.missed_ids,
+            "false_positives": result.false_positive_ids,
         }
     )
+
+
+class SuggestionsInput(serializers.Serializer):
+    concept = serializers.CharField()
+    pattern = serializers.CharField(trim_whitespace=False, max_length=2000, allow_blank=True, default="",
+                                    help_text="the pattern as typed; blank for a concept with no rule yet")
+    ignore_case = serializers.BooleanField(default=True)
+    modules = serializers.ListField(child=serializers.IntegerField(), required=False, default=list)
+
+
+class AlternativeOutput(serializers.Serializer):
+    text = serializers.CharField()
+    branch = serializers.CharField()
+
+
+class PhraseOutput(serializers.Serializer):
+    text = serializers.CharField(help_text="the phrase; # stands for any number")
+    branch = serializers.CharField(help_text="the regex alternative to append")
+    fn_recovered = serializers.IntegerField()
+    fp_added = serializers.IntegerField()
+    positives = serializers.IntegerField(help_text="labelled problems with the concept it matches")
+    negatives = serializers.IntegerField(help_text="labelled problems without the concept it matches")
+    unlabelled = serializers.IntegerField(help_text="unlabelled problems it would newly match")
+    precision = serializers.FloatField(help_text="expected precision on new problems")
+    recovered = serializers.ListField(child=serializers.IntegerField(), source="recovered_ids")
+    false_positives = serializers.ListField(child=serializers.IntegerField(), source="false_positive_ids")
+    pattern = serializers.CharField(source="appended", help_text="the pattern with this branch appended")
+    alternatives = serializers.SerializerMethodField(help_text="other phrases with exactly the same effect")
+
+    @extend_schema_field(AlternativeOutput(many=True))
+    def get_alternatives(self, row: Any) -> list[dict[str, str]]:
+        return [{"text": text, "branch": branch} for text, branch, _ in row.alternatives]
+
+
+class SuggestionOutput(PhraseOutput):
+    fn_left = serializers.IntegerField(help_text="FN left once this and the suggestions before it are appended")
+
+
+class SuggestionsOutput(serializers.Serializer):
+    positives = serializers.IntegerField()
+    negatives = serializers.IntegerField()
+    missed = serializers.IntegerField()
+    suggestions = SuggestionOutput(many=True)
+    phrases = PhraseOutput(many=True)
+
+
+@extend_schema(
+    summary="Mined phrases and suggested branches for a pattern",
+    description="Phrases of the labelled problems the pattern misses that would recover them, each with the FN it "
+    "recovers and the FP it adds on the labelled problems; `suggestions` are chosen greedily, in order.",
+    request=SuggestionsInput, responses={200: SuggestionsOutput, 400: ERROR, 404: ERROR},
+)
+@api_view(["POST"])
+@permission_classes([perm("concepts.preview_conceptrule", "concepts.preview_conceptrule")])
+def rule_suggestions_api(request: Request) -> Response:
+    data = SuggestionsInput(data=request.data)
+    data.is_valid(raise_exception=True)
+    v = data.validated_data
+    result = rule_suggestions(concept=concept_get(v["concept"]), pattern=v["pattern"], ignore_case=v["ignore_case"], module_ids=v["modules"])
+    if result.error:
+        return Response({"error": result.error}, status=status.HTTP_400_BAD_REQUEST)
+    return Response(SuggestionsOutput(result).data)
 
 
 class RunInput(serializers.Serializer):

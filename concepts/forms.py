@@ -19,7 +19,8 @@ class PatternField(forms.CharField):
 
 class RuleForm(forms.Form):
     pattern = PatternField(
-        widget=forms.Textarea(attrs={"rows": 3, "spellcheck": "false", "class": "mono", "autocomplete": "off"})
+        # Grows with the pattern (CSS field-sizing, and static/js/rule_editor.js where that is missing).
+        widget=forms.Textarea(attrs={"rows": 4, "spellcheck": "false", "class": "mono pattern-box", "autocomplete": "off"})
     )
     ignore_case = forms.BooleanField(required=False, initial=True)
     enabled = forms.BooleanField(required=False, initial=True)

@@ -19,7 +19,9 @@ from concepts.selectors import (
     report_history,
     report_problems,
     rule_preview,
+    rule_suggestions,
     rule_versions,
+    rules_analysis,
 )
 from concepts.services import (
     ExtractionInputError,
@@ -40,10 +42,41 @@ def concept_list(request: HttpRequest) -> HttpResponse:
     return render(request, "concepts/concept_list.html", {"concepts": concept_list_with_rules()})
 
 
-def _preview_context(concept: Any, pattern: str, ignore_case: bool, module_ids: list[int]) -> dict[str, Any]:
-    if not pattern.strip():
-        return {"preview": None, "concept": concept}
-    return {"preview": rule_preview(concept=concept, pattern=pattern, ignore_case=ignore_case, module_ids=module_ids), "concept": concept}
+def _keep_query(*, ignore_case: bool, enabled: bool, base_version: Any, module_ids: list[int]) -> str:
+    """The editor's state, less the pattern, for the "Append" links that work without JavaScript:
+    they open the editor previewing the pattern with the branch appended, nothing saved."""
+    from urllib.parse import urlencode
+
+    # suggest=1: the page the link opens renders the next suggestions itself (no htmx to fetch them).
+    pairs: list[tuple[str, Any]] = [("preview", 1), ("suggest", 1)]
+    if ignore_case:
+        pairs.append(("ignore_case", "on"))
+    if enabled:
+        pairs.append(("enabled", "on"))
+    if base_version not in (None, ""):
+        pairs.append(("base_version", base_version))
+    pairs += [("modules", m) for m in module_ids]
+    return urlencode(pairs)
+
+
+def _preview_context(
+    concept: Any, pattern: str, ignore_case: bool, module_ids: list[int], *, suggest: bool = False, keep_query: str = ""
+) -> dict[str, Any]:
+    """The live panel's context. An empty pattern previews nothing (the panel is cleared).
+
+    Mining the suggestions takes longer than the preview (up to half a second on 10,000 labelled
+    problems), so htmx fetches them after each preview and after the page loads. A page without
+    JavaScript offers a "Show the suggested branches" link instead (`suggest`: mined here)."""
+    from urllib.parse import urlencode
+
+    context: dict[str, Any] = {"concept": concept, "preview": None, "keep_query": keep_query}
+    if keep_query:
+        context["suggest_url"] = f"{reverse('concepts:rule-edit', args=[concept.slug])}?{urlencode({'pattern': pattern})}&{keep_query}"
+    if pattern.strip():
+        context["preview"] = rule_preview(concept=concept, pattern=pattern, ignore_case=ignore_case, module_ids=module_ids)
+    if suggest and not (context["preview"] and context["preview"].error):
+        context["suggestions"] = rule_suggestions(concept=concept, pattern=pattern, ignore_case=ignore_case, module_ids=module_ids)
+    return context
 
 
 @permission_required("concepts.view_conceptrule")
@@ -87,13 +120,16 @@ def rule_edit(request: HttpRequest, slug: str) -> HttpResponse:
         form = RuleForm(request.GET, initial=initial)
     pattern = form.data.get("pattern", "") if form.is_bound else initial.get("pattern", "")
     ignore_case = bool(form.data.get("ignore_case")) if form.is_bound else initial.get("ignore_case", True)
+    enabled = bool(form.data.get("enabled")) if form.is_bound else initial.get("enabled", True)
+    base_version = form.data.get("base_version") if form.is_bound else initial["base_version"]
+    keep = _keep_query(ignore_case=ignore_case, enabled=enabled, base_version=base_version, module_ids=module_ids)
     context = {
         "form": form,
         "rule": rule,
         "modules": Module.objects.all(),
         "module_ids": module_ids,
         "conflict": conflict,
-        **_preview_context(concept, pattern, ignore_case, module_ids),
+        **_preview_context(concept, pattern, ignore_case, module_ids, suggest=request.GET.get("suggest") == "1", keep_query=keep),
     }
     # A plain form POST (htmx only drives the preview), so the conflict can say 409 and still be a full page.
     return render(request, "concepts/rule_edit.html", context, status=409 if conflict else 200)
@@ -104,12 +140,30 @@ def rule_edit(request: HttpRequest, slug: str) -> HttpResponse:
 def rule_preview_view(request: HttpRequest) -> HttpResponse:
     form = RulePreviewForm(request.POST)
     if not form.is_valid():
-        return render(request, "concepts/rule_edit.html#rule-preview", {"preview": None, "form_errors": form.errors})
+        return render(request, "concepts/_rule_preview.html", {"preview": None, "form_errors": form.errors})
     data = form.cleaned_data
     concept = concept_get(data["concept"])
     context = _preview_context(concept, data["pattern"], data["ignore_case"], [m.id for m in data["modules"]])
     # Errors come back with status 200 so htmx swaps them into the panel.
-    return render(request, "concepts/rule_edit.html#rule-preview", context)
+    return render(request, "concepts/_rule_preview.html", context)
+
+
+@permission_required("concepts.preview_conceptrule")
+@require_POST
+def rule_suggestions_view(request: HttpRequest) -> HttpResponse:
+    """The mined phrases and suggested branches for the pattern as typed (fetched after each preview)."""
+    form = RulePreviewForm(request.POST)
+    if not form.is_valid():
+        return render(request, "concepts/_rule_suggestions.html", {"suggestions": None, "form_errors": form.errors})
+    data = form.cleaned_data
+    concept = concept_get(data["concept"])
+    module_ids = [m.id for m in data["modules"]]
+    suggestions = rule_suggestions(concept=concept, pattern=data["pattern"], ignore_case=data["ignore_case"], module_ids=module_ids)
+    keep = _keep_query(
+        ignore_case=data["ignore_case"], enabled=bool(request.POST.get("enabled")),
+        base_version=_base_version(request.POST.get("base_version")), module_ids=module_ids,
+    )
+    return render(request, "concepts/_rule_suggestions.html", {"concept": concept, "suggestions": suggestions, "keep_query": keep})
 
 
 def _base_version(value: str | None) -> int | None:
@@ -120,10 +174,77 @@ def _base_version(value: str | None) -> int | None:
 @permission_required("concepts.view_conceptruleversion")
 @require_GET
 def rule_history(request: HttpRequest, slug: str) -> HttpResponse:
+    """The versions of a rule, and a diff between any two (`?a=3&b=5`; the two latest by default)."""
+    from concepts.rule_analysis import version_diff
+
     concept = concept_get(slug)
     rule = ConceptRule.objects.filter(concept=concept).first()
-    versions = rule_versions(rule) if rule else []
-    return render(request, "concepts/rule_history.html", {"concept": concept, "rule": rule, "versions": versions})
+    versions = list(rule_versions(rule)) if rule else []
+    by_number = {v.number: v for v in versions}
+    a, b = _base_version(request.GET.get("a")), _base_version(request.GET.get("b"))
+    if a is None and b is None and len(versions) >= 2:
+        a, b = versions[1].number, versions[0].number
+    compare = None
+    if a is not None or b is not None:
+        older, newer = by_number.get(a or -1), by_number.get(b or -1)
+        if older is None or newer is None:
+            messages.error(request, f"No version {a if older is None else b} of {slug} to compare.")
+        else:
+            lines = version_diff(
+                (older.pattern, older.ignore_case, older.enabled), (newer.pattern, newer.ignore_case, newer.enabled)
+            )
+            compare = {
+                "a": older, "b": newer, "lines": lines,
+                "added": sum(1 for line in lines if line.kind == "+"), "removed": sum(1 for line in lines if line.kind == "-"),
+            }
+    return render(
+        request, "concepts/rule_history.html", {"concept": concept, "rule": rule, "versions": versions, "compare": compare}
+    )
+
+
+ANALYSIS_SORT_LABELS = [
+    ("fn", "FN rate"), ("fp", "FP rate"), ("precision", "precision"), ("coverage", "coverage"),
+    ("overlap", "overlaps"), ("conflicts", "conflicts"), ("slug", "name"),
+]
+ANALYSIS_SORTS = {
+    "slug": lambda r: r.slug.lower(),
+    "coverage": lambda r: -r.coverage,
+    "overlap": lambda r: -(r.overlap_share or 0),
+    "conflicts": lambda r: -r.conflicts,
+    "fn": lambda r: (-(r.fn_rate if r.fn_rate is not None else -1), -r.fn),
+    "fp": lambda r: (-(r.fp_rate if r.fp_rate is not None else -1), -r.fp),
+    "precision": lambda r: (r.precision if r.precision is not None else 2),
+}
+
+
+@permission_required("concepts.view_conceptrule")
+@require_GET
+def rule_analysis_view(request: HttpRequest) -> HttpResponse:
+    """Every enabled rule over the bank: coverage, overlaps, conflicts, FN/FP, and what no rule matches."""
+    from concepts.rule_analysis import MIN_POSITIVES
+    from problems.models import Problem
+
+    collection = request.GET.get("collection", "").strip()
+    sort = request.GET.get("sort", "fn")
+    if sort not in ANALYSIS_SORTS:
+        sort = "fn"
+    result = rules_analysis(collection=collection)
+    rows = sorted(result.analysis.rules, key=lambda r: (ANALYSIS_SORTS[sort](r), r.slug))
+    titles = dict(zip(result.ids, result.titles))
+    conflicts = [
+        (c, [(result.ids[i], titles[result.ids[i]]) for i in c.examples]) for c in result.analysis.conflicts[:30]
+    ]
+    collections = list(Problem.objects.order_by().values_list("collection", flat=True).distinct().order_by("collection"))
+    return render(
+        request,
+        "concepts/rule_analysis.html",
+        {
+            "result": result, "analysis": result.analysis, "rows": rows, "sort": sort, "conflicts": conflicts,
+            "collection": collection, "collections": collections, "sorts": ANALYSIS_SORT_LABELS,
+            "min_positives": MIN_POSITIVES,
+            "no_concept": [(pid, titles[pid]) for pid in result.no_concept_ids[:20]],
+        },
+    )
 
 
 @permission_required("concepts.change_conceptrule")
@@ -225,9 +346,21 @@ def report_drilldown(request: HttpRequest, pk: int, slug: str, kind: str) -> Htt
     report = report_get(pk)
     concept = concept_get(slug)
     problems = report_problems(concept=concept, kind=kind, collection=report.collection, source=report.source)
-    return render(
-        request, "concepts/report_drilldown.html", {"report": report, "concept": concept, "kind": kind, "problems": problems}
+    rule = ConceptRule.objects.select_related("updated_by").filter(concept=concept).first()
+    form = RuleForm(
+        initial={"pattern": rule.pattern if rule else "", "ignore_case": rule.ignore_case if rule else True,
+                 "enabled": rule.enabled if rule else True, "base_version": rule.version if rule else 0}
     )
+    # The same live preview as the editor, on the current rule, so the TA can fix it from here.
+    context = {
+        "report": report, "kind": kind, "problems": problems, "rule": rule, "form": form,
+        **_preview_context(
+            concept, rule.pattern if rule else "", rule.ignore_case if rule else True, [],
+            keep_query=_keep_query(ignore_case=rule.ignore_case if rule else True, enabled=rule.enabled if rule else True,
+                                   base_version=rule.version if rule else 0, module_ids=[]),
+        ),
+    }
+    return render(request, "concepts/report_drilldown.html", context)
 
 
 # --- expert labels ------------------------------------------------------------------------------

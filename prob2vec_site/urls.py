@@ -20,6 +20,7 @@ urlpatterns = [
     path("api/problems/<int:pk>/", problems_api.problem_detail_api, name="api-problem-detail"),
     path("api/rules/", concepts_api.rule_list_api, name="api-rule-list"),
     path("api/rules/preview/", concepts_api.rule_preview_api, name="api-rule-preview"),
+    path("api/rules/suggestions/", concepts_api.rule_suggestions_api, name="api-rule-suggestions"),
     path("api/rules/<str:slug>/", concepts_api.rule_detail_api, name="api-rule-detail"),
     path("api/rules/<str:slug>/revert/<int:number>/", concepts_api.rule_revert_api, name="api-rule-revert"),
     path("api/extraction-runs/", concepts_api.extraction_run_list_api, name="api-extraction-run-list"),

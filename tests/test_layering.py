@@ -17,6 +17,8 @@ PURE_MODULES = [
     "problems/demo_course/check_bank.py",
     "concepts/learned.py",
     "concepts/extraction.py",
+    "concepts/mining.py",
+    "concepts/rule_analysis.py",
     "concepts/agreement.py",
     "embeddings/algorithms/triplets.py",
     "embeddings/algorithms/cooccurrence.py",

@@ -147,6 +147,7 @@ def test_report_pages_show_rates_and_drill_down(
     page = client.get(response.url).content.decode()
     assert 'id="avg-fp">50.00%' in page and 'id="avg-fn">50.00%' in page  # fp: poisson of 2 negatives; fn: words of 2
     fn = client.get(reverse("concepts:report-drilldown", args=[report.pk, "nchoosek", "fn"])).content.decode()
-    assert "Words" in fn and "Binom" not in fn
+    listed = fn.split('id="drilldown-problems"')[1].split("</ol>")[0]  # the page also holds the rule's live preview
+    assert "Words" in listed and "Binom" not in listed
     listing = client.get(reverse("concepts:reports")).content.decode()
     assert 'id="report-chart"' in listing and "50.00%" in listing

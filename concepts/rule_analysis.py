@@ -1,0 +1,235 @@
+"""How a set of rules behaves on a bank (Snorkel's labelling-function analysis, for concept rules),
+and what changed between two versions of one rule. Pure: no Django imports.
+
+Per rule: coverage (the share of the bank it matches), overlaps (its matches where another rule
+matches too), conflicts (its matches where a rule of a concept it is never labelled together with
+matches too: two test concepts firing on one problem), and TP/FP/FN on the labelled problems.
+Overall: the share of the bank with no concept at all, with overlaps, with conflicts.
+
+Concepts overlap all the time (a binomial problem is also a counting problem), so an overlap is no
+fault. A conflict is judged by the course's dictionary and its labels: two concepts of one module
+that each label at least ``min_positives`` problems but never the same one are alternatives (a
+paired or a two-sample test, a Poisson or a binomial model), and a problem both rules match is one
+where at least one of them is wrong. (Across modules, "never labelled together" is mostly chance:
+with a few labels each, most pairs of a 130-concept dictionary never meet.)
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections import Counter
+from dataclasses import dataclass, field
+from itertools import combinations
+from typing import Mapping, Sequence
+
+from concepts.extraction import split_branches
+
+MIN_POSITIVES = 3  # labelled positives each concept needs before "never labelled together" means anything
+EXAMPLES = 5  # problems kept per conflicting pair
+
+
+@dataclass(frozen=True)
+class RuleFigures:
+    slug: str
+    matched: int  # problems of the bank the rule matches
+    coverage: float  # matched / problems
+    overlaps: int  # of its matches, those another rule matches too
+    conflicts: int  # of its matches, those a conflicting rule matches too
+    positives: int  # labelled problems that have the concept
+    tp: int
+    fp: int
+    fn: int
+    tn: int
+
+    @property
+    def fp_rate(self) -> float | None:
+        return self.fp / (self.fp + self.tn) if self.fp + self.tn else None
+
+    @property
+    def fn_rate(self) -> float | None:
+        return self.fn / (self.fn + self.tp) if self.fn + self.tp else None
+
+    @property
+    def precision(self) -> float | None:
+        """Snorkel's empirical accuracy: of its labelled matches, the share that are right."""
+        return self.tp / (self.tp + self.fp) if self.tp + self.fp else None
+
+    @property
+    def overlap_share(self) -> float | None:
+        return self.overlaps / self.matched if self.matched else None
+
+
+@dataclass(frozen=True)
+class Conflict:
+    """Two concepts never labelled together whose rules match the same problems."""
+
+    a: str
+    b: str
+    count: int  # problems both rules match
+    examples: tuple[int, ...]  # indices of the first few
+    a_positives: int
+    b_positives: int
+
+
+@dataclass
+class Analysis:
+    problems: int
+    labelled: int
+    rules: list[RuleFigures] = field(default_factory=list)
+    no_concept: tuple[int, ...] = ()  # indices of the problems no rule matches
+    overlapping: int = 0  # problems two or more rules match
+    conflicting: int = 0  # problems with a conflicting pair
+    conflicts: list[Conflict] = field(default_factory=list)
+    concepts_per_problem: float = 0.0
+
+    @property
+    def no_concept_share(self) -> float | None:
+        return len(self.no_concept) / self.problems if self.problems else None
+
+    @property
+    def covered_share(self) -> float | None:
+        return 1 - len(self.no_concept) / self.problems if self.problems else None
+
+    @property
+    def overlap_share(self) -> float | None:
+        return self.overlapping / self.problems if self.problems else None
+
+    @property
+    def conflict_share(self) -> float | None:
+        return self.conflicting / self.problems if self.problems else None
+
+    def _mean(self, values: list[float | None]) -> float | None:
+        present = [v for v in values if v is not None]
+        return sum(present) / len(present) if present else None
+
+    @property
+    def fp_rate(self) -> float | None:
+        """Average over rules, as the extractor report computes it."""
+        return self._mean([r.fp_rate for r in self.rules])
+
+    @property
+    def fn_rate(self) -> float | None:
+        return self._mean([r.fn_rate for r in self.rules])
+
+
+def analyse(
+    slugs: Sequence[str],
+    predicted: Sequence[set[str]],
+    truth: Sequence[set[str] | None],
+    *,
+    min_positives: int = MIN_POSITIVES,
+    groups: Mapping[str, str] | None = None,
+) -> Analysis:
+    """Analyse rules over a bank.
+
+    Parameters
+    ----------
+    slugs : sequence of str
+        The concepts that have an (enabled) rule.
+    predicted : sequence of set of str, shape (n_problems,)
+        The concepts the rules find in each problem (``extraction.extract_many``).
+    truth : sequence of (set of str or None), shape (n_problems,)
+        Each problem's ground-truth concepts; None for a problem nobody labelled.
+    min_positives : int
+        Labelled positives each of two concepts needs before their never being labelled together
+        makes their rules' joint matches conflicts.
+    groups : mapping of str to str, optional
+        Each concept's module: only two concepts of one module can be alternatives. None: any two.
+    """
+    if len(predicted) != len(truth):
+        raise ValueError(f"{len(predicted)} predictions for {len(truth)} problems")
+    n = len(predicted)
+    labelled = [t for t in truth if t is not None]
+    positives = Counter(c for t in labelled for c in t)
+    together = {pair for t in labelled for pair in combinations(sorted(t), 2)}  # (a, b) with a < b
+    alternatives = {s for s in slugs if positives[s] >= min_positives}
+
+    def one_group(a: str, b: str) -> bool:
+        return groups is None or (groups.get(a) is not None and groups.get(a) == groups.get(b))
+
+    cofire: dict[tuple[str, str], list[int]] = {}
+    matched: Counter[str] = Counter()
+    overlaps: Counter[str] = Counter()
+    in_conflict: Counter[str] = Counter()
+    result = Analysis(problems=n, labelled=len(labelled))
+    no_concept = []
+    found_total = 0
+    for i, found in enumerate(predicted):
+        found_total += len(found)
+        if not found:
+            no_concept.append(i)
+            continue
+        matched.update(found)
+        if len(found) < 2:
+            continue
+        result.overlapping += 1
+        overlaps.update(found)
+        clashing: set[str] = set()
+        for pair in combinations(sorted(found & alternatives), 2):
+            if pair not in together and one_group(*pair):
+                cofire.setdefault(pair, []).append(i)
+                clashing.update(pair)
+        if clashing:
+            result.conflicting += 1
+            in_conflict.update(clashing)
+    result.no_concept = tuple(no_concept)
+    result.concepts_per_problem = found_total / n if n else 0.0
+
+    # One pass over the labelled problems for every rule's TP, FP and FN (a pass per rule is
+    # rules x problems: 1.3 million steps for 130 rules over 10,000 problems).
+    tp_of: Counter[str] = Counter()
+    fp_of: Counter[str] = Counter()
+    fn_of: Counter[str] = Counter()
+    ruled = set(slugs)
+    for found, t in zip(predicted, truth):
+        if t is None:
+            continue
+        tp_of.update(found & t)
+        fp_of.update(found - t)
+        fn_of.update((t - found) & ruled)
+    for slug in slugs:
+        tp, fp, fn = tp_of[slug], fp_of[slug], fn_of[slug]
+        result.rules.append(
+            RuleFigures(
+                slug=slug, matched=matched[slug], coverage=matched[slug] / n if n else 0.0,
+                overlaps=overlaps[slug], conflicts=in_conflict[slug], positives=positives[slug],
+                tp=tp, fp=fp, fn=fn, tn=len(labelled) - tp - fp - fn,
+            )
+        )
+    result.conflicts = sorted(
+        (
+            Conflict(a=a, b=b, count=len(ids), examples=tuple(ids[:EXAMPLES]), a_positives=positives[a], b_positives=positives[b])
+            for (a, b), ids in cofire.items()
+        ),
+        key=lambda c: (-c.count, c.a, c.b),
+    )
+    return result
+
+
+# --- what changed between two versions of a rule --------------------------------------------------
+
+
+@dataclass(frozen=True)
+class DiffLine:
+    kind: str  # " " (both), "-" (only the older), "+" (only the newer)
+    text: str
+
+
+def rule_lines(pattern: str, ignore_case: bool, enabled: bool) -> list[str]:
+    """A rule as lines to compare: one per top-level branch (a long rule is one line otherwise, and
+    a diff of it says nothing), then its flags."""
+    branches = [b.text for b in split_branches(pattern)] if pattern else []
+    return branches + [f"[ignore case: {'yes' if ignore_case else 'no'}]", f"[enabled: {'yes' if enabled else 'no'}]"]
+
+
+def version_diff(old: tuple[str, bool, bool], new: tuple[str, bool, bool]) -> list[DiffLine]:
+    """Every line of both versions (pattern, ignore case, enabled), marked kept, removed or added."""
+    a, b = rule_lines(*old), rule_lines(*new)
+    out: list[DiffLine] = []
+    for op, i1, i2, j1, j2 in difflib.SequenceMatcher(a=a, b=b, autojunk=False).get_opcodes():
+        if op == "equal":
+            out.extend(DiffLine(" ", line) for line in a[i1:i2])
+            continue
+        out.extend(DiffLine("-", line) for line in a[i1:i2])
+        out.extend(DiffLine("+", line) for line in b[j1:j2])
+    return out

@@ -1,0 +1,57 @@
+// The rule editor (and the report drill-down's copy of it): a pattern box that grows with its
+// content, "Append" buttons that add a suggested branch to the pattern (the live preview then scores
+// it), and a warning before leaving with changes that are not saved. Without JavaScript the "Append"
+// links open the editor previewing the appended pattern instead.
+(function () {
+  function autosize(box) {
+    box.style.height = "auto";
+    box.style.height = box.scrollHeight + 2 + "px";
+  }
+
+  function setUp(form) {
+    var box = form.querySelector("textarea[name=pattern]");
+    if (!box) return;
+    var flag = function (name) {
+      var input = form.querySelector("input[name=" + name + "]");
+      return input ? (input.checked ? "1" : "0") : null;
+    };
+    var saved = [form.dataset.savedPattern || "", form.dataset.savedIgnoreCase, form.dataset.savedEnabled];
+    var dirty = function () {
+      var ignoreCase = flag("ignore_case"), enabled = flag("enabled");
+      return box.value !== saved[0] ||
+        (ignoreCase !== null && ignoreCase !== saved[1]) || (enabled !== null && enabled !== saved[2]);
+    };
+    var leaving = false;  // saving or previewing through the form is no loss
+    form.addEventListener("submit", function () { leaving = true; });
+    window.addEventListener("beforeunload", function (event) {
+      if (!leaving && dirty()) {
+        event.preventDefault();
+        event.returnValue = "";  // older browsers need a value to show the prompt
+      }
+    });
+
+    box.addEventListener("input", function () { autosize(box); });
+    autosize(box);
+
+    document.addEventListener("click", function (event) {
+      var link = event.target.closest("[data-append-branch]");
+      if (!link) return;
+      event.preventDefault();
+      var branch = link.getAttribute("data-append-branch");
+      box.value = box.value.trim() ? box.value + "|" + branch : branch;
+      autosize(box);
+      box.dispatchEvent(new Event("input", { bubbles: true }));  // htmx previews it like typing
+      box.focus();
+      box.setSelectionRange(box.value.length, box.value.length);
+    });
+  }
+
+  function start() {
+    document.querySelectorAll("form.rule-form").forEach(setUp);
+  }
+  if (document.readyState === "loading") {
+    document.addEventListener("DOMContentLoaded", start);
+  } else {
+    start();
+  }
+})();

@@ -1,0 +1,89 @@
+"""A TA brings a weak rule up with the editor: missed problems, a suggested branch, the diff."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from concepts.services import rule_save
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+@pytest.fixture
+def weak_rule(problem_factory: Any, concept_factory: Any, alice: Any) -> Any:
+    concept = concept_factory("sample-mean", name="Sample mean")
+    concept_factory("dice")
+    problem_factory("Find the sample mean of 3, 5, 7.", title="Found", labels=["sample-mean"])
+    problem_factory("Compute the average of $x_1 = 2$ and $x_2 = 4$.", title="Average one", labels=["sample-mean"])
+    problem_factory("What is the average of these marks: $7, 8$?", title="Average two", labels=["sample-mean"])
+    problem_factory("Roll a die until a six.", title="Dice", labels=["dice"])
+    return rule_save(concept=concept, pattern=r"\bsample mean\b", user=alice)
+
+
+def test_a_ta_appends_a_suggested_branch_sees_fn_fall_saves_and_sees_the_diff(
+    page: Any, live_server: Any, login: Any, weak_rule: Any
+) -> None:
+    login("alice")
+    page.goto(f"{live_server.url}/concepts/sample-mean/rule/")
+    # The missed problems are listed beside the matches, rendered (KaTeX) with a link to label each.
+    assert "FN 2" in page.locator("#preview-counts").inner_text()
+    missed = page.locator("#preview-missed")
+    assert "Missed (FN): 2" in missed.inner_text() and "Average one" in missed.inner_text()
+    missed.locator(".katex").first.wait_for()
+    assert missed.locator("a", has_text="label").count() == 2
+
+    suggestion = page.locator("#suggested-branches li").first
+    assert "average" in suggestion.inner_text() and "+2 FN recovered" in suggestion.inner_text()
+    suggestion.locator("a.append-branch").click()
+    assert page.input_value("#id_pattern") == r"\bsample mean\b|\baverage\b"
+    page.wait_for_function("document.querySelector('#fn-count').textContent === 'FN 0'")
+    assert "Missed (FN): 0" in page.locator("#preview-missed").inner_text()
+    assert page.url.endswith("/concepts/sample-mean/rule/")  # appended in place, not a page load
+
+    page.fill("#id_message", "average")
+    page.click("button:text('Save as new version')")
+    page.wait_for_selector(".messages li")
+    page.click("text=history")
+    diff = page.locator("#version-diff")
+    assert "Version 1 → version 2" in diff.inner_text()
+    assert page.locator("#version-diff .diff-add").inner_text() == r"+ \baverage\b"
+
+
+def test_the_pattern_box_grows_an_empty_pattern_clears_the_preview_and_leaving_unsaved_warns(
+    page: Any, live_server: Any, login: Any, weak_rule: Any
+) -> None:
+    login("alice")
+    page.goto(f"{live_server.url}/concepts/sample-mean/rule/")
+    box = page.locator("#id_pattern")
+    assert "monospace" in box.evaluate("el => getComputedStyle(el).fontFamily") or "mono" in box.evaluate(
+        "el => getComputedStyle(el).fontFamily"
+    )
+    short = box.evaluate("el => el.getBoundingClientRect().height")
+    box.fill("|".join(rf"\bphrase{i}\b" for i in range(60)))
+    page.wait_for_function("document.querySelector('#matched-count').textContent === '0'")
+    tall = box.evaluate("el => el.getBoundingClientRect().height")
+    assert tall > 2 * short and box.evaluate("el => el.scrollHeight <= el.clientHeight + 2")
+
+    box.fill("")
+    page.wait_for_selector("#preview-empty")
+    assert page.locator("#matched-count").count() == 0 and page.locator("#preview-missed").count() == 0
+
+    # Leaving with unsaved changes asks first; dismissing the prompt stays on the page.
+    dialogs: list[str] = []
+
+    def on_dialog(dialog: Any) -> None:
+        dialogs.append(dialog.type)
+        dialog.dismiss()
+
+    page.on("dialog", on_dialog)
+    page.click("text=← Concepts", no_wait_after=True)
+    page.wait_for_timeout(300)
+    assert dialogs == ["beforeunload"] and page.url.endswith("/concepts/sample-mean/rule/")
+
+    # Back to the saved pattern: nothing to lose, no prompt.
+    box.fill(r"\bsample mean\b")
+    page.click("text=← Concepts")
+    page.wait_for_url(f"{live_server.url}/concepts/")
+    assert dialogs == ["beforeunload"]
