@@ -7,7 +7,7 @@ from concepts import api as concepts_api
 from embeddings import api as embeddings_api
 from problems import api as problems_api
 from problems import views as problems_views
-from problems.login_throttle import ThrottledObtainAuthToken, login_view
+from problems.login_throttle import ThrottledObtainAuthToken, admin_login_view, login_view
 
 urlpatterns = [
     path("", problems_views.home, name="home"),
@@ -38,5 +38,6 @@ urlpatterns = [
     path("api/token/", ThrottledObtainAuthToken.as_view(), name="api-token"),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
+    path("admin/login/", admin_login_view, name="admin-login"),  # the throttled form, before the admin's own
     path("admin/", admin.site.urls),
 ]
