@@ -7,14 +7,17 @@ from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
+from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from embeddings.selectors import (
     candidates_swapped,
     consensus_rows,
+    triplet_candidates_for,
     triplet_counts,
     triplet_get,
     triplet_next_to_judge,
+    triplet_order_visible,
     votes_visible,
 )
 from embeddings.services import TripletRejected, triplet_create, triplet_decide, triplet_vote
@@ -70,7 +73,8 @@ def triplet_propose(request: HttpRequest) -> HttpResponse:
 @require_http_methods(["GET", "POST"])
 def triplet_judge(request: HttpRequest) -> HttpResponse:
     if request.method == "POST":
-        triplet = triplet_get(int(request.POST.get("triplet", "0") or 0))
+        value = request.POST.get("triplet", "")
+        triplet = triplet_get(int(value) if value.isdigit() else 0)
         swapped = candidates_swapped(triplet, request.user)
         pick = request.POST.get("pick")
         choice = {
@@ -86,7 +90,8 @@ def triplet_judge(request: HttpRequest) -> HttpResponse:
                 messages.success(request, f"Vote on triplet #{triplet.pk} saved.")
             except TripletRejected as exc:
                 messages.error(request, str(exc).capitalize() + ".")
-        return redirect("embeddings:triplet-judge")
+        back = request.POST.get("back", "")
+        return redirect(back if url_has_allowed_host_and_scheme(back, allowed_hosts=None) and back.startswith("/triplets/") else reverse("embeddings:triplet-judge"))
     triplet = triplet_next_to_judge(request.user)
     context: dict[str, Any] = {"triplet": triplet}
     if triplet is not None:
@@ -99,9 +104,14 @@ def triplet_judge(request: HttpRequest) -> HttpResponse:
 @require_GET
 def triplet_detail(request: HttpRequest, pk: int) -> HttpResponse:
     triplet = triplet_get(pk)
-    show_votes = votes_visible(triplet, request.user)
-    votes = list(triplet.votes.select_related("voter")) if show_votes else []
-    return render(request, "embeddings/triplet_detail.html", {"triplet": triplet, "votes": votes, "show_votes": show_votes})
+    context: dict[str, Any] = {"triplet": triplet, "blind": not triplet_order_visible(triplet, request.user)}
+    if context["blind"]:
+        # Judging is blind: the candidates in this judge's own order, and a way to judge it here.
+        context["left"], context["right"] = triplet_candidates_for(triplet, request.user)
+        context["may_judge"] = request.user.has_perm("embeddings.add_tripletvote")
+    context["show_votes"] = votes_visible(triplet, request.user)
+    context["votes"] = list(triplet.votes.select_related("voter")) if context["show_votes"] else []
+    return render(request, "embeddings/triplet_detail.html", context)
 
 
 @permission_required("embeddings.decide_similaritytriplet")

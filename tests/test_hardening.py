@@ -444,3 +444,15 @@ def test_a_403_is_logged_in_one_line_without_a_traceback(sam: Any, caplog: Any) 
     records = [r for r in caplog.records if r.name == "django.request"]
     assert records and all(r.exc_info is None for r in records)
     assert "Forbidden" in records[0].getMessage() and "/concepts/" in records[0].getMessage()
+
+
+def test_proposing_a_triplet_again_does_not_reveal_its_order(triplet: Any, bob: Any) -> None:
+    from embeddings.models import SimilarityTriplet
+
+    api = token_client(bob)
+    replies = [
+        api.post("/api/triplets/", {"anchor": triplet.anchor_id, "positive": p, "negative": n}, format="json")
+        for p, n in ((triplet.positive_id, triplet.negative_id), (triplet.negative_id, triplet.positive_id))
+    ]
+    assert [r.status_code for r in replies] == [400, 400] and replies[0].json() == replies[1].json()
+    assert SimilarityTriplet.objects.count() == 1
