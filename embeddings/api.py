@@ -270,7 +270,12 @@ def student_next_api(request: Request, student_id: int) -> Response:
     current = request.query_params.get("current")
     if mode == "similar" and not (current or "").isdigit():
         return Response({"detail": "mode=similar needs current=<problem id>"}, status=status.HTTP_400_BAD_REQUEST)
-    return Response(_next_body(student, mode=mode, current_id=int(current) if current else None))
+    current_id = None
+    if mode == "similar":
+        # The reason names `current` ("Similar to “…”"): only a problem the student may see, and an
+        # unknown id and a draft answer alike (404), so ids cannot be probed for drafts.
+        current_id = problem_get_for_user(student, int(current)).pk
+    return Response(_next_body(student, mode=mode, current_id=current_id))
 
 
 class AttemptInput(serializers.Serializer):
@@ -280,6 +285,10 @@ class AttemptInput(serializers.Serializer):
     self_report = serializers.ChoiceField(choices=["solved", "partly", "not_solved"], required=False, allow_blank=True, default="")
     skip = serializers.BooleanField(required=False, default=False)
     reason = serializers.CharField(required=False, allow_blank=True, default="", max_length=300, help_text="Why the problem was offered.")
+    client_key = serializers.CharField(
+        required=False, allow_blank=True, default="", max_length=64,
+        help_text="Your own key for this submission: sending it again returns the stored attempt (200) instead of storing another.",
+    )
 
 
 class CheckOutput(serializers.Serializer):
@@ -299,11 +308,19 @@ class AttemptOutput(serializers.Serializer):
     next = NextOutput()
 
 
-@extend_schema(summary="Record an attempt", request=AttemptInput, responses={201: AttemptOutput, 400: ERROR, 403: ERROR, 404: ERROR})
+@extend_schema(
+    summary="Record an attempt",
+    request=AttemptInput,
+    responses={201: AttemptOutput, 200: AttemptOutput, 400: ERROR, 403: ERROR, 404: ERROR, 413: ERROR},
+)
 @api_view(["POST"])
 def attempt_create_api(request: Request) -> Response:
-    """Record an attempt (a checked answer, a self-report or a skip); the reply carries the next problem."""
-    from problems.services import AttemptRejected, attempt_record
+    """Record an attempt (a checked answer, a self-report or a skip); the reply carries the next problem.
+
+    201 for a new attempt. A submission already stored (the same `client_key`, or without one the same
+    attempt within a few seconds: a retry, a double click) is not stored again: 200 with that attempt."""
+    from problems.roles import is_course_staff
+    from problems.services import AttemptNotOpen, AttemptRejected, attempt_record
 
     data = AttemptInput(data=request.data)
     data.is_valid(raise_exception=True)
@@ -311,15 +328,21 @@ def attempt_create_api(request: Request) -> Response:
     student = _student_for(request, v.get("student", request.user.pk), "problems.add_attempt")
     problem = problem_get_for_user(student, v["problem"])
     try:
-        attempt, check = attempt_record(
-            student=student, problem=problem, answer=v["answer"], self_report=v["self_report"], skip=v["skip"], because=v["reason"]
+        recorded = attempt_record(
+            student=student, problem=problem, answer=v["answer"], self_report=v["self_report"], skip=v["skip"], because=v["reason"],
+            client_key=v["client_key"],
+            # Staff know every answer; a student learns one only where practice allows.
+            practice_only=not is_course_staff(request.user),
         )
+    except AttemptNotOpen as exc:
+        return Response({"detail": f"{exc}: its module is closed for practice"}, status=status.HTTP_403_FORBIDDEN)
     except AttemptRejected as exc:
         return Response({"detail": str(exc)}, status=status.HTTP_400_BAD_REQUEST)
+    attempt, check = recorded.attempt, recorded.check
     body = {
         "id": attempt.pk,
         "student": student.pk,
-        "problem": problem.pk,
+        "problem": attempt.problem_id,
         "verdict": attempt.verdict,
         "outcome": attempt.outcome,
         "answer": attempt.answer,
@@ -327,4 +350,4 @@ def attempt_create_api(request: Request) -> Response:
         "created_at": attempt.created_at.isoformat(),
         "next": _next_body(student),
     }
-    return Response(body, status=status.HTTP_201_CREATED)
+    return Response(body, status=status.HTTP_200_OK if recorded.duplicate else status.HTTP_201_CREATED)

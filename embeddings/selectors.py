@@ -381,7 +381,10 @@ def practice_bank() -> PracticeBank:
     names = [""] * len(slugs)
     for slug, i in slugs.items():
         names[i] = slug
-    bank = Bank(normalize(vectors), [frozenset(s) for s in sets], [r[1] for r in rows], names)
+    # Titles are what recommendations name ("You solved “…”"): a problem withdrawn from students since
+    # they tried it is never named to them.
+    titles = [title if released else f"problem #{pid} (withdrawn)" for pid, title, released, _, _ in rows]
+    bank = Bank(normalize(vectors), [frozenset(s) for s in sets], titles, names)
     practice = PracticeBank(
         ids, row, bank, np.array([bool(r[2] and r[3]) for r in rows], dtype=bool), run.pk if run else None,
         released=np.array([bool(r[2]) for r in rows], dtype=bool), modules=[r[4] for r in rows],

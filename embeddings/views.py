@@ -268,7 +268,10 @@ PRACTICE_SESSION_KEY = "practice"
 
 
 def _offer(request: HttpRequest, *, mode: str = "next", current_id: int | None = None) -> dict[str, Any] | None:
-    """Choose a problem for the student and remember it (and why) in the session."""
+    """Choose a problem for the student and remember it (and why) in the session, with a fresh key that
+    the form sends back: a form submitted twice is stored once."""
+    import uuid
+
     from embeddings.selectors import next_problem_for
 
     found = next_problem_for(request.user, mode=mode, current_id=current_id)
@@ -276,9 +279,22 @@ def _offer(request: HttpRequest, *, mode: str = "next", current_id: int | None =
         request.session.pop(PRACTICE_SESSION_KEY, None)
         return None
     problem, rec = found
-    offer = {"problem": problem.pk, "reason": rec.reason, "kind": rec.kind}
+    offer = {"problem": problem.pk, "reason": rec.reason, "kind": rec.kind, "key": uuid.uuid4().hex}
     request.session[PRACTICE_SESSION_KEY] = offer
     return offer
+
+
+def _offered_problem(request: HttpRequest, offer: dict[str, Any] | None) -> Any:
+    """The offered problem while it is still open for practice (a module may close meanwhile), else None."""
+    from problems.selectors import problem_open_for_practice
+
+    if not offer:
+        return None
+    try:
+        problem = problem_get_for_user(request.user, offer["problem"])
+    except Http404:
+        return None
+    return problem if problem_open_for_practice(problem) else None
 
 
 @login_required
@@ -288,12 +304,9 @@ def practice(request: HttpRequest) -> HttpResponse:
     from problems.services import AttemptRejected, attempt_record
 
     offer = request.session.get(PRACTICE_SESSION_KEY)
-    problem = None
-    if offer:
-        try:
-            problem = problem_get_for_user(request.user, offer["problem"])
-        except Http404:
-            offer = None
+    problem = _offered_problem(request, offer)
+    if problem is None:
+        offer = None
     if request.method == "POST" and problem is not None:
         actions = request.POST.getlist("action") or ["answer"]
         action = actions[-1]  # the hidden default comes first; a clicked button's value after it
@@ -301,16 +314,17 @@ def practice(request: HttpRequest) -> HttpResponse:
             _offer(request, mode="similar", current_id=problem.pk) or _offer(request)
             return redirect("embeddings:practice")
         try:
-            attempt, check = attempt_record(
+            recorded = attempt_record(
                 student=request.user, problem=problem, answer=request.POST.get("answer", "") if action == "answer" else "",
                 self_report=request.POST.get("report", ""), skip=action == "skip", because=offer["reason"],
+                client_key=(request.POST.get("submission") or offer.get("key") or "")[:64], practice_only=True,
             )
         except AttemptRejected as exc:
             return render(request, "embeddings/practice.html", {"problem": problem, "offer": offer, "error": str(exc), "answer": request.POST.get("answer", "")}, status=400)
         request.session.pop(PRACTICE_SESSION_KEY, None)
         if action == "skip":
             return redirect("embeddings:practice")
-        return render(request, "embeddings/practice.html", {"problem": problem, "offer": offer, "attempt": attempt, "check": check})
+        return render(request, "embeddings/practice.html", {"problem": problem, "offer": offer, "attempt": recorded.attempt, "check": recorded.check})
     if problem is None:
         offer = _offer(request)
         if offer is None:
