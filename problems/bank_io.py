@@ -262,7 +262,8 @@ def parse_csv(data: bytes) -> ParseResult:
                 result.errors.append(LineError(line, f"row is oversized (more than {MAX_LINE_BYTES} bytes)"))
                 continue
             try:
-                result.records.append(record_from_mapping(dict(row), line, labels_as_text=True))
+                cells = {key: csv_cell_in(value) if isinstance(value, str) else value for key, value in row.items()}
+                result.records.append(record_from_mapping(cells, line, labels_as_text=True))
             except ValueError as exc:
                 result.errors.append(LineError(line, str(exc)))
     except csv.Error as exc:
@@ -299,6 +300,27 @@ def dump_jsonl(records: Iterable[ProblemRecord]) -> Iterable[str]:
         yield json.dumps(_record_dict(rec), ensure_ascii=False) + "\n"
 
 
+# A spreadsheet runs a cell that starts with one of these as a formula (`=HYPERLINK(...)`, `+SUM`, `@SUM`;
+# tab and carriage return are read past by some). Exported cells that start with one get a leading `'`,
+# which spreadsheets show as text. A cell that starts with `'`s before such a character gets one more `'`,
+# so `'=x` and `=x` stay apart, and reading a CSV removes exactly the one `'` that exporting added.
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def _looks_like_formula(cell: str) -> bool:
+    return cell.startswith(_FORMULA_START) or (cell.startswith("'") and cell.lstrip("'").startswith(_FORMULA_START))
+
+
+def csv_cell_out(cell: str) -> str:
+    """A cell as exported: neutralised if a spreadsheet would run it."""
+    return "'" + cell if _looks_like_formula(cell) else cell
+
+
+def csv_cell_in(cell: str) -> str:
+    """A cell as read: the inverse of `csv_cell_out` (other cells are left exactly as they are)."""
+    return cell[1:] if cell.startswith("'") and _looks_like_formula(cell[1:]) else cell
+
+
 def dump_csv(records: Iterable[ProblemRecord]) -> Iterable[str]:
     buffer = io.StringIO()
     writer = csv.writer(buffer)
@@ -307,7 +329,7 @@ def dump_csv(records: Iterable[ProblemRecord]) -> Iterable[str]:
         row = _record_dict(rec)
         row["labels"] = ";".join(rec.labels)
         row["released"] = "true" if rec.released else "false"
-        writer.writerow(["" if row[c] is None else row[c] for c in CSV_COLUMNS])
+        writer.writerow([csv_cell_out("" if row[c] is None else str(row[c])) for c in CSV_COLUMNS])
         yield buffer.getvalue()
         buffer.seek(0)
         buffer.truncate()

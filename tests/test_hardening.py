@@ -294,7 +294,7 @@ def test_csv_export_neutralises_formulas_and_imports_back_unchanged(alice: Any, 
         "text": "+SUM(1,2)",
         "answer": "-1",
         "solution": "@SUM(A1)",
-        "level": "\tlevel",
+        "level": "-2",
         "source": "'=already quoted",
     }
     problem_factory(evil["text"], title=evil["title"], answer=evil["answer"], solution=evil["solution"], level=evil["level"], source=evil["source"])
