@@ -10,6 +10,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from concepts.forms import ReportForm, RuleForm, RulePreviewForm
 from concepts.models import ConceptRule
+from concepts import extraction
 from concepts.selectors import (
     concept_get,
     concept_list_with_rules,
@@ -224,9 +225,14 @@ def report_drilldown(request: HttpRequest, pk: int, slug: str, kind: str) -> Htt
         raise Http404
     report = report_get(pk)
     concept = concept_get(slug)
-    problems = report_problems(concept=concept, kind=kind, collection=report.collection, source=report.source)
+    error = ""
+    try:
+        problems = report_problems(concept=concept, kind=kind, collection=report.collection, source=report.source)
+    except extraction.RuleTimeout as exc:  # a fallback rule too slow for the bank: say which, not a 500
+        problems, error = [], str(exc)
     return render(
-        request, "concepts/report_drilldown.html", {"report": report, "concept": concept, "kind": kind, "problems": problems}
+        request, "concepts/report_drilldown.html",
+        {"report": report, "concept": concept, "kind": kind, "problems": problems, "error": error},
     )
 
 

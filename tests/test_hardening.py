@@ -176,7 +176,9 @@ def test_a_vote_is_final(triplet: Any, bob: Any) -> None:
 SLOW = r"\A(.{0,120})(.{0,120})(.{0,120})\3\d{7}"  # backreference: RE2 refuses it, `regex` backtracks
 
 
-def test_a_slow_fallback_rule_is_refused_before_saving_and_stopped_in_runs(settings: Any, problem_factory: Any, concept_factory: Any, alice: Any) -> None:
+def test_a_slow_fallback_rule_is_refused_before_saving_and_stopped_in_runs(
+    settings: Any, problem_factory: Any, concept_factory: Any, alice: Any, django_capture_on_commit_callbacks: Any
+) -> None:
     from concepts.models import ConceptRule, ExtractionRun
     from concepts.services import RuleRejected, extraction_run_start, rule_save
 
@@ -192,7 +194,8 @@ def test_a_slow_fallback_rule_is_refused_before_saving_and_stopped_in_runs(setti
     # A rule saved when the bank was small, run over the bank it grew into: the run stops and says why.
     ConceptRule.objects.create(concept=concept, pattern=SLOW, version=1)
     concept.rule.versions.create(number=1, pattern=SLOW)
-    run = extraction_run_start(user=alice)
+    with django_capture_on_commit_callbacks(execute=True):  # Celery is eager in tests: the run happens on commit
+        run = extraction_run_start(user=alice)
     run = ExtractionRun.objects.get(pk=run.pk)
     assert run.status == "failed" and "nchoosek" in run.error and "budget" in run.error
 
