@@ -1,7 +1,7 @@
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
-from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
 from concepts import api as concepts_api
 from embeddings import api as embeddings_api
@@ -37,7 +37,7 @@ urlpatterns = [
     path("api/attempts", embeddings_api.attempt_create_api, name="api-attempts"),
     path("api/token/", ThrottledObtainAuthToken.as_view(), name="api-token"),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
-    path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
+    path("api/docs/", SpectacularSwaggerSplitView.as_view(url_name="api-schema"), name="api-docs"),
     path("admin/login/", admin_login_view, name="admin-login"),  # the throttled form, before the admin's own
     path("admin/", admin.site.urls),
 ]
