@@ -22,6 +22,7 @@ from embeddings.selectors import (
     votes_visible,
 )
 from embeddings.services import TripletRejected, TripletVoteFinal, triplet_create, triplet_decide, triplet_vote
+from prob2vec_site.security import whole_number
 from problems.selectors import problem_get_for_user
 
 
@@ -268,13 +269,13 @@ def student_next_api(request: Request, student_id: int) -> Response:
     if mode not in ("next", "similar"):
         return Response({"detail": "mode must be 'next' or 'similar'"}, status=status.HTTP_400_BAD_REQUEST)
     current = request.query_params.get("current")
-    if mode == "similar" and not (current or "").isdigit():
+    if mode == "similar" and whole_number(current) is None:
         return Response({"detail": "mode=similar needs current=<problem id>"}, status=status.HTTP_400_BAD_REQUEST)
     current_id = None
     if mode == "similar":
         # The reason names `current` ("Similar to “…”"): only a problem the student may see, and an
         # unknown id and a draft answer alike (404), so ids cannot be probed for drafts.
-        current_id = problem_get_for_user(student, int(current)).pk
+        current_id = problem_get_for_user(student, whole_number(current) or 0).pk
     return Response(_next_body(student, mode=mode, current_id=current_id))
 
 

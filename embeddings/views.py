@@ -21,6 +21,7 @@ from embeddings.selectors import (
     votes_visible,
 )
 from embeddings.services import TripletRejected, triplet_create, triplet_decide, triplet_vote
+from prob2vec_site.security import whole_number
 from problems.models import Module
 from problems.roles import permission_required
 from problems.selectors import problem_get_for_user, problem_list
@@ -34,10 +35,10 @@ def triplet_home(request: HttpRequest) -> HttpResponse:
 
 
 def _slot(request: HttpRequest, name: str) -> Any:
-    value = request.GET.get(name) or request.POST.get(name)
-    if value and value.isdigit():
+    pk = whole_number(request.GET.get(name) or request.POST.get(name))
+    if pk is not None:
         try:
-            return problem_get_for_user(request.user, int(value))
+            return problem_get_for_user(request.user, pk)
         except Http404:
             return None
     return None
@@ -58,7 +59,8 @@ def triplet_propose(request: HttpRequest) -> HttpResponse:
             except TripletRejected as exc:
                 messages.error(request, str(exc).capitalize() + ".")
     module_id = request.GET.get("module") or (chosen["anchor"].module_id if chosen["anchor"] else "")
-    module = Module.objects.filter(pk=module_id).first() if str(module_id).isdigit() else None
+    module_pk = whole_number(str(module_id))
+    module = Module.objects.filter(pk=module_pk).first() if module_pk is not None else None
     q = request.GET.get("q", "")
     results = problem_list(user=request.user, q=q, modules=[module] if module else None)[:30] if module else []
     keep = {role: (p.pk if p else "") for role, p in chosen.items()}
@@ -73,8 +75,7 @@ def triplet_propose(request: HttpRequest) -> HttpResponse:
 @require_http_methods(["GET", "POST"])
 def triplet_judge(request: HttpRequest) -> HttpResponse:
     if request.method == "POST":
-        value = request.POST.get("triplet", "")
-        triplet = triplet_get(int(value) if value.isdigit() else 0)
+        triplet = triplet_get(whole_number(request.POST.get("triplet", "")) or 0)
         swapped = candidates_swapped(triplet, request.user)
         pick = request.POST.get("pick")
         choice = {
@@ -241,7 +242,8 @@ def lab_concepts(request: HttpRequest) -> HttpResponse:
     from embeddings.selectors import concept_neighbours
 
     slug = request.GET.get("concept", "")
-    run, neighbours = concept_neighbours(slug, k=int(request.GET.get("k", 10) or 10)) if slug else (None, [])
+    k = min(whole_number(request.GET.get("k", "")) or 10, 100)
+    run, neighbours = concept_neighbours(slug, k=k) if slug else (None, [])
     return render(
         request,
         "embeddings/lab_concepts.html",

@@ -17,6 +17,18 @@ from rest_framework.exceptions import APIException, ParseError
 from rest_framework.parsers import DataAndFiles, FormParser, JSONParser, MultiPartParser
 
 
+BIGINT_MAX = 2**63 - 1
+
+
+def whole_number(value: Any, maximum: int = BIGINT_MAX) -> int | None:
+    """A non-negative integer from a request parameter, or None: ASCII digits only (`"²".isdigit()` is
+    True, and 5,000 digits pass isdigit() but not int()), and no larger than a database id can be."""
+    if not isinstance(value, str) or not value.isascii() or not value.isdigit() or len(value) > 19:
+        return None
+    number = int(value)
+    return number if number <= maximum else None
+
+
 def body_limit() -> int | None:
     return settings.DATA_UPLOAD_MAX_MEMORY_SIZE
 
