@@ -132,6 +132,31 @@ class BodySizeLimitMiddleware:
         return None
 
 
+class NoNulInFormsMiddleware:
+    """Refuse (400) a query string or a page's form that holds a NUL character, in any name or value.
+
+    No field of the site can hold one (PostgreSQL text refuses it), and views that read raw request
+    values (the practice page's answer, the labelling page's concepts, Django's own choice fields
+    querying by a posted slug) would take it to the database and fail there with a 500. API bodies
+    are left to DRF, whose fields refuse NUL with a message of their own."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]):
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        return self.get_response(request)
+
+    def process_view(self, request: HttpRequest, view: Any, args: Any, kwargs: Any) -> HttpResponse | None:
+        sources = [("query string", request.GET)]
+        if request.method == "POST" and not request.path.startswith("/api/"):
+            sources.append(("form", request.POST))
+        for where, data in sources:
+            for name, values in data.lists():
+                if "\x00" in name or any("\x00" in v for v in values):
+                    return _refuse(request, 400, f"The {where} field {name.replace(chr(0), '')!r} holds a NUL character (\\u0000), which no field accepts.")
+        return None
+
+
 def _refuse(request: HttpRequest, status_code: int, message: str) -> HttpResponse:
     if request.path.startswith("/api/"):
         return JsonResponse({"detail": message}, status=status_code)

@@ -79,6 +79,7 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     # Before the CSRF middleware, which reads form bodies: an oversized body is refused unread.
     "prob2vec_site.security.BodySizeLimitMiddleware",
+    "prob2vec_site.security.NoNulInFormsMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",

@@ -459,3 +459,23 @@ def test_proposing_a_triplet_again_does_not_reveal_its_order(triplet: Any, bob: 
     ]
     assert [r.status_code for r in replies] == [400, 400] and replies[0].json() == replies[1].json()
     assert SimilarityTriplet.objects.count() == 1
+
+
+def test_a_nul_in_a_page_form_or_a_query_string_is_a_bad_request(sam: Any, alice: Any, course: dict[str, Any]) -> None:
+    # Found by the form fuzz pass (tests/test_form_fuzz.py): these reached the database as 500s.
+    response = logged_in(sam).post("/practice/", {"action": "answer", "answer": "1\x00"})
+    assert response.status_code == 400 and "NUL" in response.content.decode()
+    response = logged_in(alice).post(f"/concepts/label/{course['count1'].pk}/", {"concepts": ["nchoosek\x00"]})
+    assert response.status_code == 400
+    assert logged_in(alice).get("/triplets/new/", {"module": course["count1"].module_id, "q": "a\x00"}).status_code == 400
+    assert token_client(alice).get("/api/triplets/", {"status": "\x00"}).status_code == 400
+    assert not Attempt.objects.exists()
+
+
+def test_a_new_problem_with_a_taken_id_is_a_form_error(alice: Any) -> None:
+    client = logged_in(alice)
+    first = client.post("/problems/new/", {"title": "One", "text": "x", "source_id": "same"})
+    assert first.status_code == 302
+    again = client.post("/problems/new/", {"title": "Two", "text": "y", "source_id": "same"})
+    assert again.status_code == 200 and "already exists" in again.content.decode()
+    assert Problem.objects.count() == 1
