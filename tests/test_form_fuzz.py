@@ -201,7 +201,7 @@ def problem_file(draw: st.DrawFn) -> tuple[str, bytes]:
     for _ in range(draw(st.integers(0, 4))):
         if draw(st.booleans()):
             record = draw(RECORD)
-            lines.append(json.dumps(record).encode() if not name.endswith(".csv") else ",".join(map(str, record.values())).encode())
+            lines.append(json.dumps(record).encode() if not name.endswith(".csv") else ",".join(map(str, record.values())).encode("utf-8", "surrogatepass"))
         else:
             lines.append(draw(RAW_LINES | st.binary(max_size=40)))
     if name.endswith(".csv") and draw(st.booleans()):
