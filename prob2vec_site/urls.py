@@ -7,7 +7,9 @@ from concepts import api as concepts_api
 from embeddings import api as embeddings_api
 from problems import api as problems_api
 from problems import views as problems_views
-from problems.login_throttle import ThrottledObtainAuthToken, admin_login_view, login_view
+from problems.login_throttle import ThrottledAdminAuthenticationForm, ThrottledObtainAuthToken, admin_login_view, login_view
+
+admin.site.login_form = ThrottledAdminAuthenticationForm  # the admin's sign-in shares the throttle's message
 
 urlpatterns = [
     path("", problems_views.home, name="home"),

@@ -165,8 +165,7 @@ def admin_login_view(request: HttpRequest) -> HttpResponse:
     """The Django admin's login page with the throttled form, answering 429 while locked."""
     from django.contrib import admin
 
-    admin.site.login_form = ThrottledAdminAuthenticationForm
-    response = admin.site.login(request)
+    response = admin.site.login(request)  # its form is ThrottledAdminAuthenticationForm (prob2vec_site/urls.py)
     form = (getattr(response, "context_data", None) or {}).get("form")
     return _throttled_status(response, form)
 
