@@ -32,7 +32,8 @@ def gunicorn_start(url: str, *, port: int, workers: int | None = None, threads: 
                    ready_note: str = "(practice bank built before forking)") -> subprocess.Popen:
     """Serve the site on 127.0.0.1:port against `url`; workers/threads default to the config's choice."""
     env = dict(os.environ, DATABASE_URL=url, DEBUG="False", SECRET_KEY="bench-only-" + "x" * 50, ALLOWED_HOSTS="127.0.0.1",
-               SESSION_COOKIE_SECURE="False", CSRF_COOKIE_SECURE="False", CELERY_BROKER_URL="", LOG_LEVEL="WARNING")
+               SESSION_COOKIE_SECURE="False", CSRF_COOKIE_SECURE="False", CELERY_BROKER_URL="", LOG_LEVEL="WARNING",
+               SECURE_SSL_REDIRECT="False", SECURE_HSTS_SECONDS="0")  # plain HTTP on 127.0.0.1
     cmd = [str(ROOT / ".venv/bin/gunicorn"), "-c", str(GUNICORN_CONF), "prob2vec_site.wsgi:application",
            "--bind", f"127.0.0.1:{port}", "--log-level", "warning"]
     if workers is not None:

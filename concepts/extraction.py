@@ -22,14 +22,19 @@ with the branches that have a gap.
 from __future__ import annotations
 
 import re
+import time
 from dataclasses import dataclass, field
-from typing import Iterable, Sequence
+from typing import Callable, Iterable, Sequence
 
 import re2
 import regex
 
 MAX_PATTERN_LENGTH = 2000
 DEFAULT_TIMEOUT = 0.25  # seconds per text for a fallback (backtracking) pattern
+# Seconds a fallback pattern may spend over all the texts of one pass (a preview, a save's check, an
+# extraction run): under the per-text limit, a pattern that takes 0.08 s on every problem would still
+# take 22 s over 286 problems, and hours over a large bank.
+DEFAULT_BUDGET = 2.0
 
 ENGINE_RE2 = "re2"
 ENGINE_BACKTRACKING = "regex"
@@ -59,6 +64,18 @@ class RuleTimeout(RuntimeError):
         self.slug, self.text_index, self.seconds = slug, text_index, seconds
         super().__init__(
             f"rule {slug!r} took longer than {seconds:g}s on {what} {text_index} (catastrophic backtracking?)"
+        )
+
+
+class RuleBudgetExceeded(RuleTimeout):
+    """A fallback rule used up its time budget over the texts of one pass."""
+
+    def __init__(self, slug: str, texts_done: int, budget: float):
+        self.slug, self.text_index, self.seconds, self.texts_done = slug, texts_done, budget, texts_done
+        RuntimeError.__init__(
+            self,
+            f"rule {slug!r} used up its time budget of {budget:g}s over the bank after {texts_done} problem(s): "
+            "a pattern RE2 cannot run (backreferences, lookaround) backtracks, and this one is too slow; simplify it",
         )
 
 
@@ -279,6 +296,7 @@ class CompiledRules:
     single: dict[str, object] = field(default_factory=dict)  # slug -> compiled pattern for spans
     fallback: list[tuple[str, object]] = field(default_factory=list)
     timeout: float = DEFAULT_TIMEOUT
+    budget: float | None = DEFAULT_BUDGET  # seconds per fallback rule over everything this object matches
     # (set, entry -> slug): each RE2 rule's branches without a gap, one entry per rule, over MAIN_SETS sets
     plain_sets: list[tuple[re2.Set, list[str]]] = field(default_factory=list)
     gapped_sets: list[tuple[re2.Set, list[str]]] = field(default_factory=list)  # branches with a gap
@@ -287,6 +305,27 @@ class CompiledRules:
         sets = self.plain_sets + self.gapped_sets
         # Each set's Match, given the text's UTF-8 once for all sets, with its entry -> slug lookup.
         self._sets = [(_raw_match(s), slugs.__getitem__) for s, slugs in sets]
+        self._spent: dict[str, float] = {}  # seconds each fallback rule has used of its budget
+        self._texts: dict[str, int] = {}  # texts each fallback rule has read
+
+    def run_fallback(self, slug: str, call: Callable[[float], object], text_index: int) -> object:
+        """`call(timeout)` for the fallback rule `slug`, within the per-text limit and what is left of
+        the rule's budget; RuleTimeout or RuleBudgetExceeded when it runs out."""
+        spent = self._spent.get(slug, 0.0)
+        left = None if self.budget is None else self.budget - spent
+        if left is not None and left <= 0:
+            raise RuleBudgetExceeded(slug, self._texts.get(slug, 0), self.budget or 0.0)
+        timeout = self.timeout if left is None else min(self.timeout, left)
+        started = time.perf_counter()
+        try:
+            return call(timeout)
+        except TimeoutError:
+            if left is not None and left <= self.timeout:
+                raise RuleBudgetExceeded(slug, self._texts.get(slug, 0), self.budget or 0.0) from None
+            raise RuleTimeout(slug, text_index, self.timeout) from None
+        finally:
+            self._spent[slug] = spent + time.perf_counter() - started
+            self._texts[slug] = self._texts.get(slug, 0) + 1
 
 
 def _raw_match(compiled: re2.Set) -> object:
@@ -314,8 +353,11 @@ def _set_of(entries: list[tuple[str, str]], max_mem: int = SET_MAX_MEM) -> re2.S
     return compiled
 
 
-def compile_rules(rules: Iterable[Rule], timeout: float = DEFAULT_TIMEOUT) -> CompiledRules:
-    """Compile rules; raise RuleError (naming the rule) for the first unusable one."""
+def compile_rules(rules: Iterable[Rule], timeout: float = DEFAULT_TIMEOUT, budget: float | None = DEFAULT_BUDGET) -> CompiledRules:
+    """Compile rules; raise RuleError (naming the rule) for the first unusable one.
+
+    A fallback rule may take `timeout` seconds on one text and `budget` seconds over all the texts the
+    returned object matches (None: no budget); compile afresh for each pass over the bank."""
     rules = list(rules)
     engines: dict[str, str] = {}
     single: dict[str, object] = {}
@@ -354,6 +396,7 @@ def compile_rules(rules: Iterable[Rule], timeout: float = DEFAULT_TIMEOUT) -> Co
         single=single,
         fallback=fallback,
         timeout=timeout,
+        budget=budget,
         plain_sets=sets_of(plain, MAIN_SETS),
         gapped_sets=sets_of(gapped, GAPPED_SETS),
     )
@@ -361,11 +404,9 @@ def compile_rules(rules: Iterable[Rule], timeout: float = DEFAULT_TIMEOUT) -> Co
 
 def _fallbacks(text: str, compiled: CompiledRules, text_index: int, found: set[str]) -> None:
     for slug, pattern in compiled.fallback:
-        try:
-            if pattern.search(text, timeout=compiled.timeout):  # type: ignore[attr-defined]
-                found.add(slug)
-        except TimeoutError:
-            raise RuleTimeout(slug, text_index, compiled.timeout) from None
+        search = pattern.search  # type: ignore[attr-defined]
+        if compiled.run_fallback(slug, lambda timeout: search(text, timeout=timeout), text_index):
+            found.add(slug)
 
 
 def extract(text: str, compiled: CompiledRules, text_index: int = 0) -> set[str]:
@@ -401,17 +442,19 @@ def extract_many(texts: Sequence[str], compiled: CompiledRules) -> list[set[str]
 def match_spans(text: str, compiled: CompiledRules, slug: str, limit: int = 50) -> list[tuple[int, int]]:
     """Character spans where the rule of `slug` matches `text` (for highlighting)."""
     pattern = compiled.single[slug]
-    spans = []
-    kwargs = {"timeout": compiled.timeout} if compiled.engines[slug] == ENGINE_BACKTRACKING else {}
-    try:
-        for m in pattern.finditer(text, **kwargs):  # type: ignore[attr-defined]
+
+    def spans_within(timeout: float | None) -> list[tuple[int, int]]:
+        spans = []
+        for m in pattern.finditer(text, **({} if timeout is None else {"timeout": timeout})):  # type: ignore[attr-defined]
             if m.end() > m.start():
                 spans.append(m.span())
             if len(spans) >= limit:
                 break
-    except TimeoutError:
-        raise RuleTimeout(slug, 0, compiled.timeout) from None
-    return spans
+        return spans
+
+    if compiled.engines[slug] == ENGINE_BACKTRACKING:
+        return compiled.run_fallback(slug, spans_within, 0)  # type: ignore[return-value]
+    return spans_within(None)
 
 
 @dataclass(frozen=True)
@@ -420,9 +463,11 @@ class PreviewMatch:
     spans: list[tuple[int, int]]
 
 
-def matching(pattern: str, ignore_case: bool, texts: Sequence[str], timeout: float = DEFAULT_TIMEOUT) -> tuple[CompiledRules, list[int]]:
+def matching(
+    pattern: str, ignore_case: bool, texts: Sequence[str], timeout: float = DEFAULT_TIMEOUT, budget: float | None = DEFAULT_BUDGET
+) -> tuple[CompiledRules, list[int]]:
     """Indices of the texts one pattern matches, and the compiled pattern (slug "preview") for spans."""
-    compiled = compile_rules([Rule("preview", pattern, ignore_case)], timeout=timeout)
+    compiled = compile_rules([Rule("preview", pattern, ignore_case)], timeout=timeout, budget=budget)
     if compiled.engines["preview"] == ENGINE_RE2:
         # One rule alone has no other rules' states to multiply: its whole pattern in a set of one,
         # whose Match is a single C call, cheaper than the re2 module's search wrapper.
@@ -431,9 +476,12 @@ def matching(pattern: str, ignore_case: bool, texts: Sequence[str], timeout: flo
     return compiled, [i for i, text in enumerate(texts) if extract(text, compiled, i)]
 
 
-def preview(pattern: str, ignore_case: bool, texts: Sequence[str], timeout: float = DEFAULT_TIMEOUT) -> list[PreviewMatch]:
-    """Which of `texts` one pattern matches, with spans. Raises RuleError / RuleTimeout."""
-    compiled, found = matching(pattern, ignore_case, texts, timeout)
+def preview(
+    pattern: str, ignore_case: bool, texts: Sequence[str], timeout: float = DEFAULT_TIMEOUT, budget: float | None = DEFAULT_BUDGET
+) -> list[PreviewMatch]:
+    """Which of `texts` one pattern matches, with spans. Raises RuleError / RuleTimeout (or its
+    RuleBudgetExceeded)."""
+    compiled, found = matching(pattern, ignore_case, texts, timeout, budget)
     return [PreviewMatch(i, match_spans(texts[i], compiled, "preview")) for i in found]
 
 

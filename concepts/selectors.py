@@ -8,6 +8,7 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
 
+from django.conf import settings
 from django.core.cache import cache
 from django.db.models import Count, Exists, F, Max, OuterRef, Q, QuerySet
 from django.http import Http404
@@ -132,7 +133,7 @@ class RulePreview:
 
 
 def _matching_ids(pattern: str, ignore_case: bool, bank: BankTexts) -> tuple[extraction.CompiledRules, set[int]]:
-    compiled, found = extraction.matching(pattern, ignore_case, bank.texts)
+    compiled, found = extraction.matching(pattern, ignore_case, bank.texts, budget=settings.RULE_FALLBACK_BUDGET_SECONDS)
     return compiled, {bank.ids[i] for i in found}
 
 
@@ -145,6 +146,12 @@ def rule_preview(*, concept: Concept, pattern: str, ignore_case: bool, module_id
         compiled, found = _matching_ids(pattern, ignore_case, bank)
     except extraction.RuleError as exc:
         result.error, result.position = exc.message, exc.position
+        return result
+    except extraction.RuleBudgetExceeded as exc:
+        result.error = (
+            f"the pattern used up its time budget of {exc.seconds:g}s after {exc.texts_done} of {len(bank.texts)} problems: "
+            "RE2 cannot run it (backreferences, lookaround), and it backtracks too slowly to run over the bank"
+        )
         return result
     except extraction.RuleTimeout as exc:
         result.error = f"the pattern took longer than {exc.seconds:g}s on one problem (catastrophic backtracking)"
@@ -172,7 +179,10 @@ def rule_preview(*, concept: Concept, pattern: str, ignore_case: bool, module_id
         i = index[pid]
         verdict = "tp" if pid in truth else ("fp" if pid in bank.labelled else "unlabelled")
         # Spans only for the rows shown: a broad pattern may match thousands of problems.
-        spans = extraction.match_spans(bank.texts[i], compiled, "preview")
+        try:
+            spans = extraction.match_spans(bank.texts[i], compiled, "preview")
+        except extraction.RuleTimeout:  # the budget ran out on the highlighting: show the row unmarked
+            spans = []
         result.rows.append(PreviewRow(pid, bank.titles[i], bank.texts[i], spans, verdict))
     saved = getattr(concept, "rule", None) if hasattr(concept, "rule") else None
     if saved is not None:
@@ -463,7 +473,7 @@ def report_problems(
     the rule's spans where the rule matched."""
     ids, texts, truth = labelled_problems(collection)
     rules = [rule for rule, _ in rules_enabled()]
-    compiled = extraction.compile_rules(rules)
+    compiled = extraction.compile_rules(rules, budget=settings.RULE_FALLBACK_BUDGET_SECONDS)
     if source == "hybrid":
         run = ExtractionRun.objects.filter(status="done", source="hybrid").order_by("-id").first()
         found: dict[int, set[str]] = {pid: set() for pid in ids}

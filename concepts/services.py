@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from django.conf import settings
 from django.db import transaction
 from django.db.models import Count, Max
 from django.utils import timezone
@@ -160,9 +161,14 @@ def rule_save(
             # A backtracking pattern must prove itself on the whole bank before it may run in a worker.
             from concepts.selectors import bank_texts
 
-            extraction.preview(pattern, ignore_case, bank_texts().texts)
+            extraction.preview(pattern, ignore_case, bank_texts().texts, budget=settings.RULE_FALLBACK_BUDGET_SECONDS)
     except extraction.RuleError as exc:
         raise RuleRejected(exc.message, exc.position) from None
+    except extraction.RuleBudgetExceeded as exc:
+        raise RuleRejected(
+            f"the pattern used up its time budget of {exc.seconds:g}s over the bank after {exc.texts_done} problem(s): "
+            "RE2 cannot run it (backreferences, lookaround), and backtracking this slowly would tie up a worker"
+        ) from None
     except extraction.RuleTimeout as exc:
         raise RuleRejected(
             f"the pattern took longer than {exc.seconds:g}s on one problem of the bank (catastrophic backtracking)"
@@ -304,7 +310,8 @@ def extraction_run_execute(*, run_id: int, redelivered: bool = False) -> None:
         return
     try:
         pairs = rules_enabled()
-        compiled = extraction.compile_rules([rule for rule, _ in pairs])
+        # One budget per fallback rule for the whole run: `compiled` is shared by every chunk.
+        compiled = extraction.compile_rules([rule for rule, _ in pairs], budget=settings.RULE_FALLBACK_BUDGET_SECONDS)
         version_ids = {
             rule.slug: v_id
             for rule, model in pairs
@@ -319,6 +326,8 @@ def extraction_run_execute(*, run_id: int, redelivered: bool = False) -> None:
             texts = dict(Problem.objects.filter(id__in=chunk).values_list("id", "text"))
             try:
                 concept_sets = extraction.extract_many([texts[pid] for pid in chunk], compiled)
+            except extraction.RuleBudgetExceeded:
+                raise  # names the rule and the budget, for the whole run
             except extraction.RuleTimeout as exc:  # name the problem, not its place in the chunk
                 raise extraction.RuleTimeout(exc.slug, chunk[exc.text_index], exc.seconds, what="problem") from None
             rows = [
@@ -463,7 +472,9 @@ def extractor_report_compute(*, report_id: int, redelivered: bool = False) -> Ex
         if report.source == ExtractionSource.HYBRID:
             predicted = _hybrid_predictions(ids)
         else:
-            predicted = extraction.extract_many(texts, extraction.compile_rules([rule for rule, _ in pairs]))
+            predicted = extraction.extract_many(
+                texts, extraction.compile_rules([rule for rule, _ in pairs], budget=settings.RULE_FALLBACK_BUDGET_SECONDS)
+            )
         evaluation = extraction.evaluate(predicted, truth, [r.slug for r, _ in pairs])
     except (extraction.RuleError, extraction.RuleTimeout, ExtractionInputError) as exc:
         report.status, report.error, report.finished_at = JobStatus.FAILED, str(exc), timezone.now()

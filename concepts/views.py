@@ -10,6 +10,8 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from concepts.forms import ReportForm, RuleForm, RulePreviewForm
 from concepts.models import ConceptRule
+from concepts import extraction
+from prob2vec_site.security import whole_number
 from concepts.selectors import (
     concept_get,
     concept_list_with_rules,
@@ -88,7 +90,7 @@ def rule_edit(request: HttpRequest, slug: str) -> HttpResponse:
     if rule:
         initial.update(pattern=rule.pattern, ignore_case=rule.ignore_case, enabled=rule.enabled)
     form = RuleForm(request.POST or None, initial=initial)
-    module_ids = [int(m) for m in request.POST.getlist("modules") or request.GET.getlist("modules") if m.isdigit()]
+    module_ids = [m for m in map(whole_number, request.POST.getlist("modules") or request.GET.getlist("modules")) if m is not None]
     conflict = None
     if request.method == "POST":
         if not request.user.has_perm("concepts.change_conceptrule"):
@@ -168,7 +170,7 @@ def rule_suggestions_view(request: HttpRequest) -> HttpResponse:
 
 def _base_version(value: str | None) -> int | None:
     """The version a page was loaded from, sent back in a hidden field; None (no check) if absent."""
-    return int(value) if value and value.isdigit() else None
+    return whole_number(value)
 
 
 @permission_required("concepts.view_conceptruleversion")
@@ -345,7 +347,11 @@ def report_drilldown(request: HttpRequest, pk: int, slug: str, kind: str) -> Htt
         raise Http404
     report = report_get(pk)
     concept = concept_get(slug)
-    problems = report_problems(concept=concept, kind=kind, collection=report.collection, source=report.source)
+    error = ""
+    try:
+        problems = report_problems(concept=concept, kind=kind, collection=report.collection, source=report.source)
+    except extraction.RuleTimeout as exc:  # a fallback rule too slow for the bank: say which, not a 500
+        problems, error = [], str(exc)
     rule = ConceptRule.objects.select_related("updated_by").filter(concept=concept).first()
     form = RuleForm(
         initial={"pattern": rule.pattern if rule else "", "ignore_case": rule.ignore_case if rule else True,
@@ -353,7 +359,7 @@ def report_drilldown(request: HttpRequest, pk: int, slug: str, kind: str) -> Htt
     )
     # The same live preview as the editor, on the current rule, so the TA can fix it from here.
     context = {
-        "report": report, "kind": kind, "problems": problems, "rule": rule, "form": form,
+        "report": report, "kind": kind, "problems": problems, "rule": rule, "form": form, "error": error,
         **_preview_context(
             concept, rule.pattern if rule else "", rule.ignore_case if rule else True, [],
             keep_query=_keep_query(ignore_case=rule.ignore_case if rule else True, enabled=rule.enabled if rule else True,
@@ -494,7 +500,13 @@ def word_selection(request: HttpRequest) -> HttpResponse:
         shown = request.POST.getlist("shown")
         action = request.POST.get("action", "save")
         ticked = shown if action == "select_all" else [] if action == "clear_all" else request.POST.getlist("words")
-        size = words_select(add=[w for w in ticked if w in shown], remove=[w for w in shown if w not in ticked], user=request.user)
+        # The page offers the bank's words: anything else a request sends is no word to select.
+        vocabulary, chosen = {w for w, _ in bank_vocabulary()}, selected_words()
+        size = words_select(
+            add=[w for w in ticked if w in shown and w in vocabulary],
+            remove=[w for w in shown if w not in ticked and w in chosen],
+            user=request.user,
+        )
         messages.success(request, f"Saved: {size} words selected.")
         return redirect(f"{reverse('concepts:words')}?{request.POST.get('query', '')}")
     q = request.GET.get("q", "").strip().lower()

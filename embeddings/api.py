@@ -13,23 +13,37 @@ from rest_framework.response import Response
 
 from concepts.api import perm
 from embeddings.models import SimilarityTriplet
-from embeddings.selectors import candidates_swapped, triplet_get, triplet_next_to_judge, votes_visible
-from embeddings.services import TripletRejected, triplet_create, triplet_decide, triplet_vote
+from embeddings.selectors import (
+    candidates_swapped,
+    triplet_get,
+    triplet_next_to_judge,
+    triplet_order_visible,
+    triplets_order_visible,
+    votes_visible,
+)
+from embeddings.services import TripletRejected, TripletVoteFinal, triplet_create, triplet_decide, triplet_vote
+from prob2vec_site.security import whole_number
 from problems.selectors import problem_get_for_user
 
 
-def _triplet(t: SimilarityTriplet, with_votes: bool) -> dict[str, Any]:
+def _triplet(t: SimilarityTriplet, *, user: Any, order_visible: bool, with_votes: bool = False) -> dict[str, Any]:
+    """A triplet as this user may see it: blind (the candidates as `left`/`right` in the user's own
+    order, no `positive`/`negative`, no note, no votes) until they may see the proposed order."""
     body: dict[str, Any] = {
         "id": t.pk,
         "anchor": t.anchor_id,
-        "positive": t.positive_id,
-        "negative": t.negative_id,
+        "positive": t.positive_id if order_visible else None,
+        "negative": t.negative_id if order_visible else None,
         "module": t.module.name if t.module else None,
         "status": t.status,
-        "note": t.note,
+        "note": t.note if order_visible else "",
         "proposed_by": t.proposed_by.get_username() if t.proposed_by else None,
+        "blind": not order_visible,
     }
-    if with_votes:
+    if not order_visible:
+        left, right = (t.negative_id, t.positive_id) if candidates_swapped(t, user) else (t.positive_id, t.negative_id)
+        body |= {"left": left, "right": right}
+    if with_votes and order_visible:
         body["votes"] = [{"voter": v.voter.get_username(), "choice": v.choice} for v in t.votes.select_related("voter")]
     return body
 
@@ -40,16 +54,22 @@ class VoteOutput(serializers.Serializer):
 
 
 class TripletOutput(serializers.Serializer):
-    """A triplet: `anchor` is closer to `positive` than to `negative`. Votes only for those allowed to see them."""
+    """A triplet: `anchor` is closer to `positive` than to `negative`. While a triplet is proposed and
+    the caller has not judged it (and did not propose it, and is no head TA), it is `blind`: `positive`,
+    `negative` and `note` are hidden and the candidates come as `left` and `right`, in the caller's own
+    order. Votes only for those allowed to see them."""
 
     id = serializers.IntegerField()
     anchor = serializers.IntegerField()
-    positive = serializers.IntegerField()
-    negative = serializers.IntegerField()
+    positive = serializers.IntegerField(allow_null=True)
+    negative = serializers.IntegerField(allow_null=True)
     module = serializers.CharField(allow_null=True)
     status = serializers.CharField()
     note = serializers.CharField()
     proposed_by = serializers.CharField(allow_null=True)
+    blind = serializers.BooleanField()
+    left = serializers.IntegerField(required=False, help_text="blind only: the candidate shown on the left")
+    right = serializers.IntegerField(required=False, help_text="blind only: the candidate shown on the right")
     votes = VoteOutput(many=True, required=False)
 
 
@@ -97,13 +117,15 @@ def triplet_list_api(request: Request) -> Response:
             triplet = triplet_create(user=request.user, note=v["note"], **roles)
         except TripletRejected as exc:
             return Response({"detail": str(exc)}, status=status.HTTP_400_BAD_REQUEST)
-        return Response(_triplet(triplet, with_votes=False), status=status.HTTP_201_CREATED)
+        return Response(_triplet(triplet, user=request.user, order_visible=True), status=status.HTTP_201_CREATED)
     qs = SimilarityTriplet.objects.select_related("module", "proposed_by").order_by("id")
     wanted = request.query_params.get("status")
     if wanted:
         qs = qs.filter(status=wanted)
+    triplets = list(qs)
+    visible = triplets_order_visible(triplets, request.user)
     head = request.user.has_perm("embeddings.view_tripletvote")
-    return Response([_triplet(t, with_votes=head) for t in qs])
+    return Response([_triplet(t, user=request.user, order_visible=t.pk in visible, with_votes=head) for t in triplets])
 
 
 @extend_schema(summary="One triplet", responses={200: TripletOutput, 404: ERROR})
@@ -111,7 +133,8 @@ def triplet_list_api(request: Request) -> Response:
 @permission_classes([perm("embeddings.view_similaritytriplet")])
 def triplet_detail_api(request: Request, pk: int) -> Response:
     triplet = triplet_get(pk)
-    return Response(_triplet(triplet, with_votes=votes_visible(triplet, request.user)))
+    visible = triplet_order_visible(triplet, request.user)
+    return Response(_triplet(triplet, user=request.user, order_visible=visible, with_votes=votes_visible(triplet, request.user)))
 
 
 @extend_schema(summary="The next triplet to judge (blind)", responses={200: BlindTripletOutput, 204: None})
@@ -127,23 +150,26 @@ def triplet_next_api(request: Request) -> Response:
     return Response({"id": triplet.pk, "anchor": triplet.anchor_id, "left": left, "right": right, "module": triplet.module.name if triplet.module else None})
 
 
-@extend_schema(summary="Vote on a triplet", request=VoteInput, responses={201: TripletOutput, 400: ERROR, 404: ERROR})
+@extend_schema(summary="Vote on a triplet", request=VoteInput, responses={201: TripletOutput, 400: ERROR, 404: ERROR, 409: ERROR})
 @api_view(["POST"])
 @permission_classes([perm("embeddings.add_tripletvote", "embeddings.add_tripletvote")])
 def triplet_vote_api(request: Request, pk: int) -> Response:
-    """Body {"pick": "left" | "right" | "cant_tell"}, as the candidates were shown to this judge."""
+    """Body {"pick": "left" | "right" | "cant_tell"}, as the candidates were shown to this judge. Votes are
+    final: a second vote on the same triplet is 409."""
+    data = VoteInput(data=request.data)
+    data.is_valid(raise_exception=True)
     triplet = triplet_get(pk)
     swapped = candidates_swapped(triplet, request.user)
-    choice = {"left": "negative" if swapped else "positive", "right": "positive" if swapped else "negative", "cant_tell": "cant_tell"}.get(
-        str(request.data.get("pick", ""))
-    )
-    if choice is None:
-        return Response({"pick": ["one of left, right, cant_tell"]}, status=status.HTTP_400_BAD_REQUEST)
+    choice = {"left": "negative" if swapped else "positive", "right": "positive" if swapped else "negative", "cant_tell": "cant_tell"}[
+        data.validated_data["pick"]
+    ]
     try:
         triplet_vote(triplet=triplet, voter=request.user, choice=choice)
+    except TripletVoteFinal as exc:
+        return Response({"detail": str(exc)}, status=status.HTTP_409_CONFLICT)
     except TripletRejected as exc:
         return Response({"detail": str(exc)}, status=status.HTTP_400_BAD_REQUEST)
-    return Response(_triplet(triplet, with_votes=True), status=status.HTTP_201_CREATED)
+    return Response(_triplet(triplet, user=request.user, order_visible=True, with_votes=True), status=status.HTTP_201_CREATED)
 
 
 @extend_schema(summary="Decide a triplet (head TA)", request=DecisionInput, responses={200: TripletOutput, 400: ERROR, 404: ERROR})
@@ -151,11 +177,13 @@ def triplet_vote_api(request: Request, pk: int) -> Response:
 @permission_classes([perm("embeddings.decide_similaritytriplet", "embeddings.decide_similaritytriplet")])
 def triplet_decision_api(request: Request, pk: int) -> Response:
     """Body {"decision": "accept" | "reject" | "swap"} (head TA)."""
+    data = DecisionInput(data=request.data)
+    data.is_valid(raise_exception=True)
     try:
-        triplet = triplet_decide(triplet=triplet_get(pk), decision=str(request.data.get("decision", "")), user=request.user)
+        triplet = triplet_decide(triplet=triplet_get(pk), decision=data.validated_data["decision"], user=request.user)
     except TripletRejected as exc:
         return Response({"detail": str(exc)}, status=status.HTTP_400_BAD_REQUEST)
-    return Response(_triplet(triplet, with_votes=True))
+    return Response(_triplet(triplet, user=request.user, order_visible=True, with_votes=True))
 
 
 # --- practice: the next problem and attempts, for other front ends (an LMS) -------------------------
@@ -241,9 +269,14 @@ def student_next_api(request: Request, student_id: int) -> Response:
     if mode not in ("next", "similar"):
         return Response({"detail": "mode must be 'next' or 'similar'"}, status=status.HTTP_400_BAD_REQUEST)
     current = request.query_params.get("current")
-    if mode == "similar" and not (current or "").isdigit():
+    if mode == "similar" and whole_number(current) is None:
         return Response({"detail": "mode=similar needs current=<problem id>"}, status=status.HTTP_400_BAD_REQUEST)
-    return Response(_next_body(student, mode=mode, current_id=int(current) if current else None))
+    current_id = None
+    if mode == "similar":
+        # The reason names `current` ("Similar to “…”"): only a problem the student may see, and an
+        # unknown id and a draft answer alike (404), so ids cannot be probed for drafts.
+        current_id = problem_get_for_user(student, whole_number(current) or 0).pk
+    return Response(_next_body(student, mode=mode, current_id=current_id))
 
 
 class AttemptInput(serializers.Serializer):
@@ -253,6 +286,10 @@ class AttemptInput(serializers.Serializer):
     self_report = serializers.ChoiceField(choices=["solved", "partly", "not_solved"], required=False, allow_blank=True, default="")
     skip = serializers.BooleanField(required=False, default=False)
     reason = serializers.CharField(required=False, allow_blank=True, default="", max_length=300, help_text="Why the problem was offered.")
+    client_key = serializers.CharField(
+        required=False, allow_blank=True, default="", max_length=64,
+        help_text="Your own key for this submission: sending it again returns the stored attempt (200) instead of storing another.",
+    )
 
 
 class CheckOutput(serializers.Serializer):
@@ -272,11 +309,19 @@ class AttemptOutput(serializers.Serializer):
     next = NextOutput()
 
 
-@extend_schema(summary="Record an attempt", request=AttemptInput, responses={201: AttemptOutput, 400: ERROR, 403: ERROR, 404: ERROR})
+@extend_schema(
+    summary="Record an attempt",
+    request=AttemptInput,
+    responses={201: AttemptOutput, 200: AttemptOutput, 400: ERROR, 403: ERROR, 404: ERROR, 413: ERROR},
+)
 @api_view(["POST"])
 def attempt_create_api(request: Request) -> Response:
-    """Record an attempt (a checked answer, a self-report or a skip); the reply carries the next problem."""
-    from problems.services import AttemptRejected, attempt_record
+    """Record an attempt (a checked answer, a self-report or a skip); the reply carries the next problem.
+
+    201 for a new attempt. A submission already stored (the same `client_key`, or without one the same
+    attempt within a few seconds: a retry, a double click) is not stored again: 200 with that attempt."""
+    from problems.roles import is_course_staff
+    from problems.services import AttemptNotOpen, AttemptRejected, attempt_record
 
     data = AttemptInput(data=request.data)
     data.is_valid(raise_exception=True)
@@ -284,15 +329,21 @@ def attempt_create_api(request: Request) -> Response:
     student = _student_for(request, v.get("student", request.user.pk), "problems.add_attempt")
     problem = problem_get_for_user(student, v["problem"])
     try:
-        attempt, check = attempt_record(
-            student=student, problem=problem, answer=v["answer"], self_report=v["self_report"], skip=v["skip"], because=v["reason"]
+        recorded = attempt_record(
+            student=student, problem=problem, answer=v["answer"], self_report=v["self_report"], skip=v["skip"], because=v["reason"],
+            client_key=v["client_key"],
+            # Staff know every answer; a student learns one only where practice allows.
+            practice_only=not is_course_staff(request.user),
         )
+    except AttemptNotOpen as exc:
+        return Response({"detail": f"{exc}: its module is closed for practice"}, status=status.HTTP_403_FORBIDDEN)
     except AttemptRejected as exc:
         return Response({"detail": str(exc)}, status=status.HTTP_400_BAD_REQUEST)
+    attempt, check = recorded.attempt, recorded.check
     body = {
         "id": attempt.pk,
         "student": student.pk,
-        "problem": problem.pk,
+        "problem": attempt.problem_id,
         "verdict": attempt.verdict,
         "outcome": attempt.outcome,
         "answer": attempt.answer,
@@ -300,4 +351,4 @@ def attempt_create_api(request: Request) -> Response:
         "created_at": attempt.created_at.isoformat(),
         "next": _next_body(student),
     }
-    return Response(body, status=status.HTTP_201_CREATED)
+    return Response(body, status=status.HTTP_200_OK if recorded.duplicate else status.HTTP_201_CREATED)

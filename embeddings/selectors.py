@@ -47,6 +47,31 @@ def triplet_next_to_judge(user: Any) -> SimilarityTriplet | None:
     )
 
 
+def triplet_candidates_for(triplet: SimilarityTriplet, user: Any) -> tuple[Any, Any]:
+    """The two candidates (problems) as this judge sees them: (left, right)."""
+    if candidates_swapped(triplet, user):
+        return triplet.negative, triplet.positive
+    return triplet.positive, triplet.negative
+
+
+def triplets_order_visible(triplets: Iterable[SimilarityTriplet], user: Any) -> set[int]:
+    """Ids of the triplets whose proposed order (which candidate is closer) this user may see.
+
+    Judging is blind: while a triplet is proposed, a TA sees only the anchor and the candidates in
+    their own random order, until they have voted on it. The proposer knows the order, and head TAs
+    (who decide) see it; once a triplet is decided there is nothing left to judge."""
+    triplets = list(triplets)
+    if user.has_perm("embeddings.view_tripletvote"):
+        return {t.pk for t in triplets}
+    open_ = [t.pk for t in triplets if t.status == TripletStatus.PROPOSED and t.proposed_by_id != user.pk]
+    voted = set(TripletVote.objects.filter(voter=user, triplet_id__in=open_).values_list("triplet_id", flat=True))
+    return {t.pk for t in triplets if t.pk not in open_ or t.pk in voted}
+
+
+def triplet_order_visible(triplet: SimilarityTriplet, user: Any) -> bool:
+    return triplet.pk in triplets_order_visible([triplet], user)
+
+
 def votes_visible(triplet: SimilarityTriplet, user: Any) -> bool:
     """Judging is blind: a TA sees others' votes only after voting (head TAs always do)."""
     if user.has_perm("embeddings.view_tripletvote"):
@@ -356,7 +381,10 @@ def practice_bank() -> PracticeBank:
     names = [""] * len(slugs)
     for slug, i in slugs.items():
         names[i] = slug
-    bank = Bank(normalize(vectors), [frozenset(s) for s in sets], [r[1] for r in rows], names)
+    # Titles are what recommendations name ("You solved “…”"): a problem withdrawn from students since
+    # they tried it is never named to them.
+    titles = [title if released else f"problem #{pid} (withdrawn)" for pid, title, released, _, _ in rows]
+    bank = Bank(normalize(vectors), [frozenset(s) for s in sets], titles, names)
     practice = PracticeBank(
         ids, row, bank, np.array([bool(r[2] and r[3]) for r in rows], dtype=bool), run.pk if run else None,
         released=np.array([bool(r[2]) for r in rows], dtype=bool), modules=[r[4] for r in rows],

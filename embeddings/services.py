@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 from django.db import IntegrityError, transaction
-from django.db.models import Count, Max
+from django.db.models import Count, Max, Q
 from django.utils import timezone
 
 from concepts.jobs import job_claim, job_enqueue
@@ -38,6 +38,10 @@ class TripletRejected(ValueError):
     pass
 
 
+class TripletVoteFinal(TripletRejected):
+    """A second vote by the same judge (409 in the API)."""
+
+
 def _check_triplet(anchor: Problem, positive: Problem, negative: Problem) -> None:
     if len({anchor.pk, positive.pk, negative.pk}) < 3:
         raise TripletRejected("the anchor and the two candidates must be three different problems")
@@ -50,8 +54,11 @@ def triplet_create(
     *, anchor: Problem, positive: Problem, negative: Problem, user: Any = None, note: str = "", status: str = TripletStatus.PROPOSED
 ) -> SimilarityTriplet:
     _check_triplet(anchor, positive, negative)
-    if SimilarityTriplet.objects.filter(anchor=anchor, positive=positive, negative=negative).exists():
-        raise TripletRejected("this triplet has already been proposed")
+    # Either order counts as the same triplet, and the refusal does not say which one exists: otherwise
+    # proposing (A, B, C) would tell a judge the hidden order of someone else's triplet.
+    same = Q(positive=positive, negative=negative) | Q(positive=negative, negative=positive)
+    if SimilarityTriplet.objects.filter(same, anchor=anchor).exists():
+        raise TripletRejected("a triplet with this anchor and these two candidates has already been proposed")
     triplet = SimilarityTriplet.objects.create(
         anchor=anchor, positive=positive, negative=negative, module_id=anchor.module_id, proposed_by=user,
         note=note[:500], status=status,
@@ -69,8 +76,15 @@ def triplet_vote(*, triplet: SimilarityTriplet, voter: Any, choice: str) -> Trip
         raise TripletRejected("the proposer of a triplet does not judge it")
     if triplet.status != TripletStatus.PROPOSED:
         raise TripletRejected("this triplet has already been decided")
-    vote, _ = TripletVote.objects.update_or_create(triplet=triplet, voter=voter, defaults={"choice": choice})
-    return vote
+    # Votes are final: a judge sees the others' votes once they have voted, so changing one's vote
+    # afterwards would no longer be a blind judgement.
+    if TripletVote.objects.filter(triplet=triplet, voter=voter).exists():
+        raise TripletVoteFinal(f"you have already judged triplet #{triplet.pk}; votes are final")
+    try:
+        with transaction.atomic():
+            return TripletVote.objects.create(triplet=triplet, voter=voter, choice=choice)
+    except IntegrityError:  # the same judge's other request won the race
+        raise TripletVoteFinal(f"you have already judged triplet #{triplet.pk}; votes are final") from None
 
 
 @transaction.atomic

@@ -7,17 +7,21 @@ from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
+from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from embeddings.selectors import (
     candidates_swapped,
     consensus_rows,
+    triplet_candidates_for,
     triplet_counts,
     triplet_get,
     triplet_next_to_judge,
+    triplet_order_visible,
     votes_visible,
 )
 from embeddings.services import TripletRejected, triplet_create, triplet_decide, triplet_vote
+from prob2vec_site.security import whole_number
 from problems.models import Module
 from problems.roles import permission_required
 from problems.selectors import problem_get_for_user, problem_list
@@ -31,10 +35,10 @@ def triplet_home(request: HttpRequest) -> HttpResponse:
 
 
 def _slot(request: HttpRequest, name: str) -> Any:
-    value = request.GET.get(name) or request.POST.get(name)
-    if value and value.isdigit():
+    pk = whole_number(request.GET.get(name) or request.POST.get(name))
+    if pk is not None:
         try:
-            return problem_get_for_user(request.user, int(value))
+            return problem_get_for_user(request.user, pk)
         except Http404:
             return None
     return None
@@ -55,7 +59,8 @@ def triplet_propose(request: HttpRequest) -> HttpResponse:
             except TripletRejected as exc:
                 messages.error(request, str(exc).capitalize() + ".")
     module_id = request.GET.get("module") or (chosen["anchor"].module_id if chosen["anchor"] else "")
-    module = Module.objects.filter(pk=module_id).first() if str(module_id).isdigit() else None
+    module_pk = whole_number(str(module_id))
+    module = Module.objects.filter(pk=module_pk).first() if module_pk is not None else None
     q = request.GET.get("q", "")
     results = problem_list(user=request.user, q=q, modules=[module] if module else None)[:30] if module else []
     keep = {role: (p.pk if p else "") for role, p in chosen.items()}
@@ -70,7 +75,7 @@ def triplet_propose(request: HttpRequest) -> HttpResponse:
 @require_http_methods(["GET", "POST"])
 def triplet_judge(request: HttpRequest) -> HttpResponse:
     if request.method == "POST":
-        triplet = triplet_get(int(request.POST.get("triplet", "0") or 0))
+        triplet = triplet_get(whole_number(request.POST.get("triplet", "")) or 0)
         swapped = candidates_swapped(triplet, request.user)
         pick = request.POST.get("pick")
         choice = {
@@ -86,7 +91,8 @@ def triplet_judge(request: HttpRequest) -> HttpResponse:
                 messages.success(request, f"Vote on triplet #{triplet.pk} saved.")
             except TripletRejected as exc:
                 messages.error(request, str(exc).capitalize() + ".")
-        return redirect("embeddings:triplet-judge")
+        back = request.POST.get("back", "")
+        return redirect(back if url_has_allowed_host_and_scheme(back, allowed_hosts=None) and back.startswith("/triplets/") else reverse("embeddings:triplet-judge"))
     triplet = triplet_next_to_judge(request.user)
     context: dict[str, Any] = {"triplet": triplet}
     if triplet is not None:
@@ -99,9 +105,14 @@ def triplet_judge(request: HttpRequest) -> HttpResponse:
 @require_GET
 def triplet_detail(request: HttpRequest, pk: int) -> HttpResponse:
     triplet = triplet_get(pk)
-    show_votes = votes_visible(triplet, request.user)
-    votes = list(triplet.votes.select_related("voter")) if show_votes else []
-    return render(request, "embeddings/triplet_detail.html", {"triplet": triplet, "votes": votes, "show_votes": show_votes})
+    context: dict[str, Any] = {"triplet": triplet, "blind": not triplet_order_visible(triplet, request.user)}
+    if context["blind"]:
+        # Judging is blind: the candidates in this judge's own order, and a way to judge it here.
+        context["left"], context["right"] = triplet_candidates_for(triplet, request.user)
+        context["may_judge"] = request.user.has_perm("embeddings.add_tripletvote")
+    context["show_votes"] = votes_visible(triplet, request.user)
+    context["votes"] = list(triplet.votes.select_related("voter")) if context["show_votes"] else []
+    return render(request, "embeddings/triplet_detail.html", context)
 
 
 @permission_required("embeddings.decide_similaritytriplet")
@@ -231,7 +242,8 @@ def lab_concepts(request: HttpRequest) -> HttpResponse:
     from embeddings.selectors import concept_neighbours
 
     slug = request.GET.get("concept", "")
-    run, neighbours = concept_neighbours(slug, k=int(request.GET.get("k", 10) or 10)) if slug else (None, [])
+    k = min(whole_number(request.GET.get("k", "")) or 10, 100)
+    run, neighbours = concept_neighbours(slug, k=k) if slug else (None, [])
     return render(
         request,
         "embeddings/lab_concepts.html",
@@ -258,7 +270,10 @@ PRACTICE_SESSION_KEY = "practice"
 
 
 def _offer(request: HttpRequest, *, mode: str = "next", current_id: int | None = None) -> dict[str, Any] | None:
-    """Choose a problem for the student and remember it (and why) in the session."""
+    """Choose a problem for the student and remember it (and why) in the session, with a fresh key that
+    the form sends back: a form submitted twice is stored once."""
+    import uuid
+
     from embeddings.selectors import next_problem_for
 
     found = next_problem_for(request.user, mode=mode, current_id=current_id)
@@ -266,9 +281,22 @@ def _offer(request: HttpRequest, *, mode: str = "next", current_id: int | None =
         request.session.pop(PRACTICE_SESSION_KEY, None)
         return None
     problem, rec = found
-    offer = {"problem": problem.pk, "reason": rec.reason, "kind": rec.kind}
+    offer = {"problem": problem.pk, "reason": rec.reason, "kind": rec.kind, "key": uuid.uuid4().hex}
     request.session[PRACTICE_SESSION_KEY] = offer
     return offer
+
+
+def _offered_problem(request: HttpRequest, offer: dict[str, Any] | None) -> Any:
+    """The offered problem while it is still open for practice (a module may close meanwhile), else None."""
+    from problems.selectors import problem_open_for_practice
+
+    if not offer:
+        return None
+    try:
+        problem = problem_get_for_user(request.user, offer["problem"])
+    except Http404:
+        return None
+    return problem if problem_open_for_practice(problem) else None
 
 
 @login_required
@@ -278,12 +306,9 @@ def practice(request: HttpRequest) -> HttpResponse:
     from problems.services import AttemptRejected, attempt_record
 
     offer = request.session.get(PRACTICE_SESSION_KEY)
-    problem = None
-    if offer:
-        try:
-            problem = problem_get_for_user(request.user, offer["problem"])
-        except Http404:
-            offer = None
+    problem = _offered_problem(request, offer)
+    if problem is None:
+        offer = None
     if request.method == "POST" and problem is not None:
         actions = request.POST.getlist("action") or ["answer"]
         action = actions[-1]  # the hidden default comes first; a clicked button's value after it
@@ -291,16 +316,17 @@ def practice(request: HttpRequest) -> HttpResponse:
             _offer(request, mode="similar", current_id=problem.pk) or _offer(request)
             return redirect("embeddings:practice")
         try:
-            attempt, check = attempt_record(
+            recorded = attempt_record(
                 student=request.user, problem=problem, answer=request.POST.get("answer", "") if action == "answer" else "",
                 self_report=request.POST.get("report", ""), skip=action == "skip", because=offer["reason"],
+                client_key=(request.POST.get("submission") or offer.get("key") or "")[:64], practice_only=True,
             )
         except AttemptRejected as exc:
             return render(request, "embeddings/practice.html", {"problem": problem, "offer": offer, "error": str(exc), "answer": request.POST.get("answer", "")}, status=400)
         request.session.pop(PRACTICE_SESSION_KEY, None)
         if action == "skip":
             return redirect("embeddings:practice")
-        return render(request, "embeddings/practice.html", {"problem": problem, "offer": offer, "attempt": attempt, "check": check})
+        return render(request, "embeddings/practice.html", {"problem": problem, "offer": offer, "attempt": recorded.attempt, "check": recorded.check})
     if problem is None:
         offer = _offer(request)
         if offer is None:

@@ -73,15 +73,29 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "prob2vec_site.security.ContentSecurityPolicyMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
+    # Before the CSRF middleware, which reads form bodies: an oversized body is refused unread.
+    "prob2vec_site.security.BodySizeLimitMiddleware",
+    "prob2vec_site.security.NoNulInFormsMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
+    "problems.roles.CourseRoleMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
 ]
+
+# Scripts only from our own static files: no inline script, no eval (htmx runs with allowEval off,
+# see base.html). Styles allow inline `style` because KaTeX's markup and Swagger UI need them.
+CONTENT_SECURITY_POLICY = os.getenv(
+    "CONTENT_SECURITY_POLICY",
+    "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; "
+    "font-src 'self' data:; connect-src 'self'; object-src 'none'; base-uri 'self'; form-action 'self'; "
+    "frame-ancestors 'none'",
+)
 
 ROOT_URLCONF = "prob2vec_site.urls"
 WSGI_APPLICATION = "prob2vec_site.wsgi.application"
@@ -119,6 +133,9 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
 
+# Every sign-in path (login form, admin, API token) goes through the throttled backend.
+AUTHENTICATION_BACKENDS = ["problems.login_throttle.ThrottledModelBackend"]
+
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "home"
 LOGOUT_REDIRECT_URL = "login"
@@ -153,6 +170,12 @@ LOGIN_FAILURE_LIMIT = envint("LOGIN_FAILURE_LIMIT", "5")
 LOGIN_IP_FAILURE_LIMIT = envint("LOGIN_IP_FAILURE_LIMIT", "30")
 LOGIN_FAILURE_WINDOW_SECONDS = envint("LOGIN_FAILURE_WINDOW_SECONDS", "900")
 PROBLEM_IMPORT_MAX_BYTES = envint("PROBLEM_IMPORT_MAX_BYTES", str(50 * 1024 * 1024))
+# A rule RE2 refuses runs on the backtracking `regex` module: at most RULE_FALLBACK_TIMEOUT_SECONDS on
+# one problem, and at most RULE_FALLBACK_BUDGET_SECONDS over the whole bank (a preview, a save's check,
+# one extraction run), so a slow rule cannot tie up a worker however large the bank.
+RULE_FALLBACK_BUDGET_SECONDS = float(os.getenv("RULE_FALLBACK_BUDGET_SECONDS", "2"))
+# The same attempt posted again within this many seconds (a double click, a client's retry) is stored once.
+ATTEMPT_DUPLICATE_WINDOW_SECONDS = float(os.getenv("ATTEMPT_DUPLICATE_WINDOW_SECONDS", "10"))
 FILE_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024
 DATA_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024
 
@@ -197,7 +220,13 @@ REST_FRAMEWORK = {
         "rest_framework.authentication.TokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
-    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    "DEFAULT_PERMISSION_CLASSES": ["problems.roles.HasCourseRole"],
+    # JSON and forms, each bounded by DATA_UPLOAD_MAX_MEMORY_SIZE; no endpoint takes a file.
+    "DEFAULT_PARSER_CLASSES": [
+        "prob2vec_site.security.BoundedJSONParser",
+        "prob2vec_site.security.BoundedFormParser",
+        "prob2vec_site.security.FieldsOnlyMultiPartParser",
+    ],
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
     "PAGE_SIZE": 50,
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
@@ -218,19 +247,29 @@ SPECTACULAR_SETTINGS = {
     "REDOC_DIST": "SIDECAR",
 }
 
-# Behind TLS in production these should be on; they are read so `check --deploy` can pass.
-SECURE_SSL_REDIRECT = envbool("SECURE_SSL_REDIRECT", "False")
-SESSION_COOKIE_SECURE = envbool("SESSION_COOKIE_SECURE", "False" if DEBUG else "True")
-CSRF_COOKIE_SECURE = envbool("CSRF_COOKIE_SECURE", "False" if DEBUG else "True")
-SECURE_HSTS_SECONDS = envint("SECURE_HSTS_SECONDS", "0")
-SECURE_HSTS_INCLUDE_SUBDOMAINS = envbool("SECURE_HSTS_INCLUDE_SUBDOMAINS", "False")
-SECURE_HSTS_PRELOAD = envbool("SECURE_HSTS_PRELOAD", "False")
+# HTTPS: on by default once DEBUG is off, so the production recipe passes `check --deploy --fail-level
+# WARNING` as it stands. Behind a TLS proxy set BEHIND_TLS_PROXY=True; to serve plain HTTP on purpose
+# (a load test on 127.0.0.1) set SECURE_SSL_REDIRECT=False and SECURE_HSTS_SECONDS=0.
+_production = "False" if DEBUG else "True"
+SECURE_SSL_REDIRECT = envbool("SECURE_SSL_REDIRECT", _production)
+SESSION_COOKIE_SECURE = envbool("SESSION_COOKIE_SECURE", _production)
+CSRF_COOKIE_SECURE = envbool("CSRF_COOKIE_SECURE", _production)
+SECURE_HSTS_SECONDS = envint("SECURE_HSTS_SECONDS", "0" if DEBUG else str(365 * 24 * 3600))
+SECURE_HSTS_INCLUDE_SUBDOMAINS = envbool("SECURE_HSTS_INCLUDE_SUBDOMAINS", _production)
+SECURE_HSTS_PRELOAD = envbool("SECURE_HSTS_PRELOAD", _production)
 SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https") if envbool("BEHIND_TLS_PROXY", "False") else None
 
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
+    "filters": {"no_client_error_traceback": {"()": "prob2vec_site.security.NoTracebackForClientErrors"}},
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": os.getenv("LOG_LEVEL", "INFO")},
-    "loggers": {"django.db.backends": {"level": "INFO"}, "celery.app.trace": {"level": "WARNING"}},
+    "loggers": {
+        "django.db.backends": {"level": "INFO"},
+        "celery.app.trace": {"level": "WARNING"},
+        # A 403 or 400 is logged in one line (path and reason), without a traceback.
+        "django.request": {"filters": ["no_client_error_traceback"]},
+        "django.security": {"filters": ["no_client_error_traceback"]},
+    },
 }

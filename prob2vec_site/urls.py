@@ -1,13 +1,15 @@
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
-from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
 from concepts import api as concepts_api
 from embeddings import api as embeddings_api
 from problems import api as problems_api
 from problems import views as problems_views
-from problems.login_throttle import ThrottledObtainAuthToken, login_view
+from problems.login_throttle import ThrottledAdminAuthenticationForm, ThrottledObtainAuthToken, admin_login_view, login_view
+
+admin.site.login_form = ThrottledAdminAuthenticationForm  # the admin's sign-in shares the throttle's message
 
 urlpatterns = [
     path("", problems_views.home, name="home"),
@@ -38,6 +40,7 @@ urlpatterns = [
     path("api/attempts", embeddings_api.attempt_create_api, name="api-attempts"),
     path("api/token/", ThrottledObtainAuthToken.as_view(), name="api-token"),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
-    path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
+    path("api/docs/", SpectacularSwaggerSplitView.as_view(url_name="api-schema"), name="api-docs"),
+    path("admin/login/", admin_login_view, name="admin-login"),  # the throttled form, before the admin's own
     path("admin/", admin.site.urls),
 ]

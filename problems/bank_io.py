@@ -97,8 +97,10 @@ def derive_title(text: str, limit: int = 80) -> str:
     return cut + "…"
 
 
-def record_from_mapping(obj: Any, line: int) -> ProblemRecord:
-    """Validate one decoded object; raise ValueError with the reason if it is unusable."""
+def record_from_mapping(obj: Any, line: int, labels_as_text: bool = False) -> ProblemRecord:
+    """Validate one decoded object; raise ValueError with the reason if it is unusable.
+
+    `labels` is a list of slugs; only a CSV row (`labels_as_text`) spells it as one text, "a;b"."""
     if not isinstance(obj, dict):
         raise ValueError(f"expected a JSON object, got {type(obj).__name__}")
     if "id" not in obj or obj["id"] is None or obj["id"] == "":
@@ -118,7 +120,7 @@ def record_from_mapping(obj: Any, line: int) -> ProblemRecord:
     if len(text) > MAX_TEXT_CHARS:
         raise ValueError(f"'text' is oversized ({len(text)} characters, at most {MAX_TEXT_CHARS})")
     labels = obj.get("labels") or []
-    if isinstance(labels, str):
+    if isinstance(labels, str) and labels_as_text:  # a CSV cell: slugs separated by ";"
         labels = [s for s in (p.strip() for p in labels.split(";")) if s]
     if not isinstance(labels, list) or not all(isinstance(s, str) for s in labels):
         raise ValueError("'labels' must be a list of strings")
@@ -180,10 +182,50 @@ def iter_jsonl_objects(data: bytes) -> Iterable[tuple[int, dict[str, Any], str]]
         except json.JSONDecodeError as exc:
             yield number, {}, f"bad JSON: {exc.msg} at column {exc.colno}"
             continue
+        except RecursionError:
+            yield number, {}, "bad JSON: nested too deeply"
+            continue
+        except ValueError as exc:  # json's own limit on integers: "Exceeds the limit (4300 digits) ..."
+            reason = "a number with too many digits" if "digits" in str(exc) else str(exc)
+            yield number, {}, f"bad JSON: {reason}"
+            continue
         if not isinstance(obj, dict):
             yield number, {}, f"expected a JSON object, got {type(obj).__name__}"
             continue
+        # A decoded NUL or lone surrogate can only come from a \u escape (raw ones are bad JSON or bad
+        # UTF-8), so only lines with such an escape are walked: the walk would cost a third of parsing.
+        unstorable = unstorable_text(obj) if _NUL_OR_SURROGATE_ESCAPE.search(line) else ""
+        if unstorable:
+            yield number, {}, unstorable
+            continue
         yield number, obj, ""
+
+
+_SURROGATE = re.compile(r"[\ud800-\udfff]")
+_NUL_OR_SURROGATE_ESCAPE = re.compile(r"\\u(?:0000|[dD][89a-fA-F])")
+
+
+def unstorable_text(value: Any) -> str:
+    """Why a decoded JSON value cannot be stored as text, or "": a NUL character (PostgreSQL text
+    refuses it) or a lone surrogate such as \\ud800 (not Unicode, so not UTF-8), in any string, key
+    or value, at any depth. Walked with a stack: the value may be nested as deep as json allows."""
+    stack: list[tuple[str, Any]] = [("", value)]
+    while stack:
+        where, item = stack.pop()
+        if isinstance(item, dict):
+            for key, inner in item.items():
+                path = f"{where}.{key}" if where else str(key)
+                stack.append((path, key))
+                stack.append((path, inner))
+        elif isinstance(item, list):
+            stack.extend((f"{where}[{i}]", inner) for i, inner in enumerate(item))
+        elif isinstance(item, str):
+            if "\x00" in item:
+                return f"a NUL character (\\u0000) in '{where}' at position {item.index(chr(0)) + 1}"
+            bad = _SURROGATE.search(item)
+            if bad:
+                return f"a lone surrogate (\\u{ord(bad.group()):04x}, not valid Unicode) in '{where}' at position {bad.start() + 1}"
+    return ""
 
 
 def parse_jsonl(data: bytes) -> ParseResult:
@@ -223,7 +265,8 @@ def parse_csv(data: bytes) -> ParseResult:
                 result.errors.append(LineError(line, f"row is oversized (more than {MAX_LINE_BYTES} bytes)"))
                 continue
             try:
-                result.records.append(record_from_mapping(dict(row), line))
+                cells = {key: csv_cell_in(value) if isinstance(value, str) else value for key, value in row.items()}
+                result.records.append(record_from_mapping(cells, line, labels_as_text=True))
             except ValueError as exc:
                 result.errors.append(LineError(line, str(exc)))
     except csv.Error as exc:
@@ -260,6 +303,27 @@ def dump_jsonl(records: Iterable[ProblemRecord]) -> Iterable[str]:
         yield json.dumps(_record_dict(rec), ensure_ascii=False) + "\n"
 
 
+# A spreadsheet runs a cell that starts with one of these as a formula (`=HYPERLINK(...)`, `+SUM`, `@SUM`;
+# tab and carriage return are read past by some). Exported cells that start with one get a leading `'`,
+# which spreadsheets show as text. A cell that starts with `'`s before such a character gets one more `'`,
+# so `'=x` and `=x` stay apart, and reading a CSV removes exactly the one `'` that exporting added.
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def _looks_like_formula(cell: str) -> bool:
+    return cell.startswith(_FORMULA_START) or (cell.startswith("'") and cell.lstrip("'").startswith(_FORMULA_START))
+
+
+def csv_cell_out(cell: str) -> str:
+    """A cell as exported: neutralised if a spreadsheet would run it."""
+    return "'" + cell if _looks_like_formula(cell) else cell
+
+
+def csv_cell_in(cell: str) -> str:
+    """A cell as read: the inverse of `csv_cell_out` (other cells are left exactly as they are)."""
+    return cell[1:] if cell.startswith("'") and _looks_like_formula(cell[1:]) else cell
+
+
 def dump_csv(records: Iterable[ProblemRecord]) -> Iterable[str]:
     buffer = io.StringIO()
     writer = csv.writer(buffer)
@@ -268,7 +332,7 @@ def dump_csv(records: Iterable[ProblemRecord]) -> Iterable[str]:
         row = _record_dict(rec)
         row["labels"] = ";".join(rec.labels)
         row["released"] = "true" if rec.released else "false"
-        writer.writerow(["" if row[c] is None else row[c] for c in CSV_COLUMNS])
+        writer.writerow([csv_cell_out("" if row[c] is None else str(row[c])) for c in CSV_COLUMNS])
         yield buffer.getvalue()
         buffer.seek(0)
         buffer.truncate()

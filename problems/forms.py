@@ -65,6 +65,10 @@ class ProblemForm(forms.ModelForm):
 
     def clean(self) -> dict[str, Any]:
         data = super().clean()
+        if not data.get("collection") and not self.instance.pk:
+            # The default collection, set now so that the (collection, id) uniqueness check sees it:
+            # a taken id is then a form error, not an IntegrityError when saving.
+            data["collection"] = self.instance.collection = "course"
         if not data.get("title") and data.get("text"):
             from problems.bank_io import derive_title
 

@@ -76,11 +76,20 @@ class Attempt(models.Model):
     outcome = models.FloatField(help_text="1 solved, 0.5 partly, 0 not solved (skips are not outcomes).")
     answer = models.TextField(blank=True, help_text="What the student typed, if anything.")
     recommended_because = models.CharField(max_length=300, blank=True, help_text="The reason the problem was offered.")
+    client_key = models.CharField(
+        max_length=64, blank=True, default="",
+        help_text="The submission's own key (the practice form's, or an API client's): the same key is stored once.",
+    )
     created_at = models.DateTimeField(auto_now_add=True, db_index=True)
 
     class Meta:
         ordering = ["created_at", "id"]
         indexes = [models.Index(fields=["student", "created_at"], name="attempt_student_time")]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["student", "client_key"], condition=~models.Q(client_key=""), name="attempt_unique_client_key"
+            )
+        ]
 
     def __str__(self) -> str:
         return f"{self.student} on {self.problem_id}: {self.verdict}"

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib.auth.models import AnonymousUser, Group, Permission
+from rest_framework.permissions import BasePermission
 
 STUDENT, TA, HEAD_TA, INSTRUCTOR = "student", "ta", "head_ta", "instructor"
 ROLES = (STUDENT, TA, HEAD_TA, INSTRUCTOR)
@@ -135,3 +136,40 @@ def permission_required(perm: str, raise_exception: bool = True) -> Any:
         return guarded
 
     return decorator
+
+
+def has_course_role(user: Any) -> bool:
+    """Whether a signed-in user holds a course role. Every role (and every superuser) can see problems,
+    so that one permission stands for "has a role"; an account nobody gave a role has none."""
+    return bool(user is not None and user.is_authenticated and user.has_perm("problems.view_problem"))
+
+
+# Paths a signed-in user without a role may still open: signing in and out, the Django admin (it checks
+# is_staff itself), static files, and the API's public schema and docs (the API itself is gated by
+# HasCourseRole, since a token user is only known once DRF authenticates the request).
+ROLELESS_PATHS = ("/login/", "/logout/", "/admin/", "/static/", "/api/")
+
+
+class CourseRoleMiddleware:
+    """A signed-in user with no role gets a page that says to ask for one (403), instead of being
+    treated as a student by every page that only checks sign-in."""
+
+    def __init__(self, get_response: Any):
+        self.get_response = get_response
+
+    def __call__(self, request: Any) -> Any:
+        user = getattr(request, "user", None)
+        if user is not None and user.is_authenticated and not request.path.startswith(ROLELESS_PATHS) and not has_course_role(user):
+            from django.shortcuts import render
+
+            return render(request, "no_role.html", status=403)
+        return self.get_response(request)
+
+
+class HasCourseRole(BasePermission):
+    """The API's default permission: signed in (token or session) and holding a course role."""
+
+    message = "Your account has no role in the course yet: ask your instructor to give you one."
+
+    def has_permission(self, request: Any, view: Any) -> bool:
+        return has_course_role(request.user)

@@ -67,6 +67,11 @@ def problem_get_for_user(user: Any, pk: int) -> Problem:
     return problem
 
 
+def problem_open_for_practice(problem: Problem) -> bool:
+    """Released and in a module an instructor opened: where practice may tell a student the answer."""
+    return bool(problem.released and problem.module is not None and problem.module.open_for_practice)
+
+
 def problem_search(qs: QuerySet[Problem], q: str) -> QuerySet[Problem]:
     q = q.strip()
     if not q:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import uuid
 from collections import Counter
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any, Iterable, Iterator
 
 from django.db import connection, transaction
@@ -287,20 +287,52 @@ class AttemptRejected(ValueError):
     pass
 
 
+class AttemptNotOpen(AttemptRejected):
+    """A student's attempt at a problem outside practice: its answer is not theirs to learn."""
+
+
 SELF_REPORTS = ("solved", "partly", "not_solved")
 
 
+@dataclass
+class RecordedAttempt:
+    attempt: Any  # problems.models.Attempt
+    check: Any  # problems.answers.AnswerCheck, or None for self-reports and skips
+    duplicate: bool  # the submission was stored before (same client key, or the same attempt just now)
+
+
 def attempt_record(
-    *, student: Any, problem: Problem, answer: str = "", self_report: str = "", skip: bool = False, because: str = ""
-) -> tuple[Any, Any]:
-    """Store one attempt; returns (Attempt, AnswerCheck or None).
+    *,
+    student: Any,
+    problem: Problem,
+    answer: str = "",
+    self_report: str = "",
+    skip: bool = False,
+    because: str = "",
+    client_key: str = "",
+    practice_only: bool = False,
+) -> RecordedAttempt:
+    """Store one attempt, once.
 
     A typed answer is checked against the problem's answer where that answer can be checked; where
     it cannot (free text, no answer stored), the student's self-report decides, and is required.
+    `practice_only` refuses a problem outside practice (unreleased, or in a module not open for
+    practice; AttemptNotOpen): the check's feedback would tell a student its answer.
+
+    A submission is stored once: one with the `client_key` of a stored attempt returns that attempt,
+    and without a key, the same attempt (problem, verdict, answer) within
+    ATTEMPT_DUPLICATE_WINDOW_SECONDS does (a double click, a client's retry). A student's submissions
+    queue behind a lock on their user row, so two sent at the same moment find each other.
     """
+    from django.conf import settings
+    from django.contrib.auth import get_user_model
+
     from problems.answers import check_answer
     from problems.models import VERDICT_OUTCOME, Attempt
+    from problems.selectors import problem_open_for_practice
 
+    if practice_only and not problem_open_for_practice(problem):
+        raise AttemptNotOpen(f"problem {problem.pk} is not open for practice")
     check = None
     if skip:
         verdict = "skipped"
@@ -315,8 +347,23 @@ def attempt_record(
         verdict = self_report
     else:
         raise AttemptRejected("type an answer, or say whether you solved the problem")
-    attempt = Attempt.objects.create(
-        student=student, problem=problem, verdict=verdict, outcome=VERDICT_OUTCOME[verdict], answer=answer.strip()[:2000],
-        recommended_because=because[:300],
-    )
-    return attempt, check
+    stored_answer = answer.strip()[:2000]
+    with transaction.atomic():
+        list(get_user_model().objects.select_for_update().filter(pk=student.pk).values_list("pk"))
+        if client_key:
+            twin = Attempt.objects.filter(student=student, client_key=client_key).first()
+        else:
+            since = timezone.now() - timedelta(seconds=settings.ATTEMPT_DUPLICATE_WINDOW_SECONDS)
+            twin = (
+                Attempt.objects.filter(student=student, problem=problem, verdict=verdict, answer=stored_answer, created_at__gte=since)
+                .order_by("-id")
+                .first()
+            )
+        if twin is not None:  # its feedback, as it was given the first time
+            checked = twin.verdict != "skipped" and twin.answer and twin.problem.answer.strip()
+            return RecordedAttempt(twin, check_answer(twin.answer, twin.problem.answer) if checked else None, duplicate=True)
+        attempt = Attempt.objects.create(
+            student=student, problem=problem, verdict=verdict, outcome=VERDICT_OUTCOME[verdict], answer=stored_answer,
+            recommended_because=because[:300], client_key=client_key[:64],
+        )
+    return RecordedAttempt(attempt, check, duplicate=False)

@@ -3,12 +3,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods
 
+from prob2vec_site.security import max_body_bytes
 from problems import bank_io
 from problems.forms import ProblemFilterForm, ProblemForm, ProblemImportForm
 from problems.roles import is_course_staff, permission_required
@@ -99,6 +101,11 @@ def problem_delete_view(request: HttpRequest, pk: int) -> HttpResponse:
     return render(request, "problems/problem_confirm_delete.html", {"problem": problem})
 
 
+def _import_body_limit() -> int:
+    return settings.PROBLEM_IMPORT_MAX_BYTES + 64 * 1024  # the file, plus the form's other fields and framing
+
+
+@max_body_bytes(_import_body_limit)
 @permission_required("problems.import_problem")
 @require_http_methods(["GET", "POST"])
 def problem_import(request: HttpRequest) -> HttpResponse:

@@ -12,7 +12,7 @@ from django.core.management import call_command
 from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver
 
-ROLES = ["anonymous", "student", "ta", "head_ta", "instructor"]
+ROLES = ["anonymous", "norole", "student", "ta", "head_ta", "instructor"]  # norole: signed in, never given a role
 RANK = {role: i for i, role in enumerate(ROLES)}
 POST_ONLY = "post-only"
 
@@ -37,6 +37,7 @@ def _every_route() -> set[str]:
 MATRIX: dict[str, str] = {
     "": "student",
     "login/": "anonymous",
+    "admin/login/": "anonymous",  # the admin's sign-in, throttled like the others
     "logout/": POST_ONLY,
     "problems/": "student",
     "problems/new/": "ta",
@@ -120,7 +121,7 @@ def site(demo_course: None, make_user: Any) -> dict[str, Any]:
     call_command("extract_concepts", stdout=quiet)
     call_command("extractor_report", "--json", stdout=quiet)
     call_command("rebuild_embeddings", "--method", "prob2vec", "--source", "labels", stdout=quiet)
-    users = {role: make_user(f"matrix-{role}", role) for role in ROLES[1:]}
+    users = {role: make_user(f"matrix-{role}", None if role == "norole" else role) for role in ROLES[1:]}
     report = ExtractorReport.objects.latest("id")
     return {
         "users": users,

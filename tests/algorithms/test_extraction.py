@@ -95,6 +95,22 @@ INVALID_PATTERNS = {
 }
 
 
+SLOW_BACKREFERENCE = r"\A(.{0,120})(.{0,120})(.{0,120})\3\d{7}"  # ~0.05 s a 150-character text on `regex`
+
+
+def test_a_slow_fallback_rule_stops_at_its_budget_over_all_texts() -> None:
+    texts = ["x" * 150] * 40  # each well under the per-text limit; together far over the budget
+    compiled = compile_rules([Rule("slow", SLOW_BACKREFERENCE), Rule("fine", r"(?<=x)y")], timeout=5, budget=0.1)
+    with pytest.raises(extraction.RuleBudgetExceeded) as caught:
+        extraction.extract_many(texts, compiled)
+    assert caught.value.slug == "slow" and "time budget of 0.1s" in str(caught.value)
+    assert 0 < caught.value.texts_done < len(texts)
+    # The budget is per pass: a fresh compile starts again; without a budget only the per-text limit holds.
+    assert extraction.extract_many(texts[:2], compile_rules([Rule("slow", SLOW_BACKREFERENCE)], timeout=5, budget=None)) == [set(), set()]
+    with pytest.raises(extraction.RuleBudgetExceeded):
+        extraction.preview(SLOW_BACKREFERENCE, True, texts, timeout=5, budget=0.1)
+
+
 @pytest.mark.parametrize("pattern, expected", INVALID_PATTERNS.items())
 def test_invalid_patterns_are_refused_with_message_and_position(pattern: str, expected: tuple[str, int | None]) -> None:
     message, position = expected

@@ -248,6 +248,14 @@ def test_bad_json_and_bad_gzip_are_refused(tmp_path: Path, db: Any) -> None:
     path.write_text('{"format": "prob2vec-course", "version": 1, ')
     with pytest.raises(CommandError, match=r"bad.json: not valid JSON: .* at line 1 column \d+; nothing was imported"):
         call_command("import_course", str(path))
+    for content, message in (
+        ("[" * 20_000 + "]" * 20_000, "nested too deeply"),
+        ('{"format": ' + "9" * 5000 + "}", "digits"),
+        ('{"format": "prob2vec-course", "problems": [{"text": "a\\u0000b"}]}', r"a NUL character \(\\u0000\) in 'problems\[0\].text'"),
+    ):
+        path.write_text(content)
+        with pytest.raises(CommandError, match=message):
+            call_command("import_course", str(path))
     path.write_bytes(b"\x1f\x8b\x08\x00broken")
     with pytest.raises(CommandError, match="not a valid gzip file"):
         call_command("import_course", str(path))

@@ -130,3 +130,26 @@ def test_derived_titles_never_end_inside_math() -> None:
     text = "A screening test for a rare condition has sensitivity $P(+ \\mid \\text{disease}) = 0.99$ and more words."
     title = bank_io.derive_title(text, limit=60)
     assert title == "A screening test for a rare condition has sensitivity…"
+
+
+@pytest.mark.parametrize(
+    "cell, exported",
+    [
+        ("=1+1", "'=1+1"),
+        ("+SUM(A1)", "'+SUM(A1)"),
+        ("-1", "'-1"),
+        ("@SUM(A1)", "'@SUM(A1)"),
+        ("\tx", "'\tx"),
+        ("\rx", "'\rx"),
+        ("'=x", "''=x"),  # a quote the text really starts with stays apart from the one export adds
+        ("''-x", "'''-x"),
+        ("'plain", "'plain"),
+        ("plain = fine", "plain = fine"),
+        ("", ""),
+    ],
+)
+def test_csv_cells_that_a_spreadsheet_would_run_are_neutralised_and_read_back(cell: str, exported: str) -> None:
+    from problems.bank_io import csv_cell_in, csv_cell_out
+
+    assert csv_cell_out(cell) == exported
+    assert csv_cell_in(exported) == cell

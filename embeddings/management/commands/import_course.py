@@ -10,6 +10,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from embeddings.backup import BackupError, course_import
+from problems.bank_io import unstorable_text
 from problems.command_io import read_input
 
 
@@ -40,6 +41,13 @@ class Command(BaseCommand):
             raise CommandError(f"{name}: not UTF-8 text ({exc}); nothing was imported") from None
         except json.JSONDecodeError as exc:
             raise CommandError(f"{name}: not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}; nothing was imported") from None
+        except RecursionError:
+            raise CommandError(f"{name}: not valid JSON: nested too deeply; nothing was imported") from None
+        except ValueError as exc:  # json's limit on integer digits
+            raise CommandError(f"{name}: not valid JSON: {exc}; nothing was imported") from None
+        unstorable = unstorable_text(data)  # PostgreSQL would refuse it halfway through the import
+        if unstorable:
+            raise CommandError(f"{name}: {unstorable}; nothing was imported")
         try:
             summary = course_import(data=data, replace=options["replace"])
         except BackupError as exc:
