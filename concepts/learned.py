@@ -175,21 +175,8 @@ class CrossFit:
     features: int  # LSA dimensions used
 
 
+@_one_thread()  # a contextmanager is also a decorator
 def cross_fit(
-    texts: Sequence[str],
-    labelled: Sequence[int],
-    truth: np.ndarray,
-    rule_hits: np.ndarray,
-    config: LearnedConfig = LearnedConfig(),
-    on_progress: Progress | None = None,
-    features: np.ndarray | None = None,
-) -> CrossFit:
-    """The learned extractor over a bank, fitted on its labelled problems (see :func:`_cross_fit`)."""
-    with _one_thread():
-        return _cross_fit(texts, labelled, truth, rule_hits, config, on_progress, features)
-
-
-def _cross_fit(
     texts: Sequence[str],
     labelled: Sequence[int],
     truth: np.ndarray,
