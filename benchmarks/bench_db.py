@@ -46,3 +46,19 @@ def db_drop(url: str, name: str) -> None:
     with conn.cursor() as cur:
         cur.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name)))
     conn.close()
+
+
+def django_on_fresh_db(url: str) -> str:
+    """Create (or recreate) the database `url` names, point Django at it and set Django up; returns its name.
+    Run `migrate` next; drop it with `db_drop(url, name)`."""
+    import os
+    from urllib.parse import urlparse
+
+    name = urlparse(url).path.lstrip("/")
+    db_create(url, name)
+    os.environ["DATABASE_URL"] = url
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "prob2vec_site.settings")
+    import django
+
+    django.setup()
+    return name

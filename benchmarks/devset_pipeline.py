@@ -21,12 +21,10 @@ from __future__ import annotations
 import argparse
 import io
 import json
-import os
 import sys
 import tempfile
 import time
 from pathlib import Path
-from urllib.parse import urlparse
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -35,15 +33,9 @@ from benchmarks import devsets  # noqa: E402
 
 
 def run(database_url: str, methods: str, keep: bool) -> dict:
-    from benchmarks.bench_db import db_create, db_drop
+    from benchmarks.bench_db import db_drop, django_on_fresh_db
 
-    name = urlparse(database_url).path.lstrip("/")
-    db_create(database_url, name)
-    os.environ["DATABASE_URL"] = database_url
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "prob2vec_site.settings")
-    import django
-
-    django.setup()
+    name = django_on_fresh_db(database_url)
     from django.core.management import call_command
 
     def command(*args: str) -> str:

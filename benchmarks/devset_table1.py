@@ -46,6 +46,7 @@ sys.path.insert(0, str(ROOT))
 from benchmarks import devsets  # noqa: E402
 from concepts import extraction, learned  # noqa: E402  (pure)
 from embeddings.algorithms.methods import METHODS, BankData, embed  # noqa: E402  (pure)
+from embeddings.algorithms.fallback import join_text, unit_rows  # noqa: E402
 from embeddings.algorithms.metrics import bootstrap_interval, triplet_correct  # noqa: E402
 from embeddings.algorithms.text import lsa_vectors  # noqa: E402
 from problems.demo_course import DEMO_DIR, bank_files, demo_rules, read_jsonl, read_tsv  # noqa: E402
@@ -162,11 +163,9 @@ def cross_validate(bank: Bank, sets: list[list[int]], text: np.ndarray) -> dict:
     """Leave one book out over the dev triplets (labels source): choose on two books, measure on the third."""
     dev = [b for b in BOOK_ORDER if b != "demo"]
     correct: dict[tuple, dict[str, np.ndarray]] = {}
+    overlap = embed("onehot", BankData(sets, len(bank.slugs)), {"text_weight": 0.0, "borrow_k": 0})
     for dim, l2, epochs in itertools.product(GRID["dim"], GRID["l2"], GRID["epochs"]):
         base = embed("prob2vec", BankData(sets, len(bank.slugs)), {"dim": dim, "l2": l2, "epochs": epochs, "text_weight": 0.0, "borrow_k": 0})
-        overlap = embed("onehot", BankData(sets, len(bank.slugs)), {"text_weight": 0.0, "borrow_k": 0})
-        from embeddings.algorithms.fallback import join_text, unit_rows
-
         for weight in [None, *BLEND_WEIGHTS]:  # None: Prob2Vec itself; else the blend with concept overlap
             concept = base.vectors if weight is None else np.hstack([np.sqrt(weight) * unit_rows(overlap.vectors), np.sqrt(1 - weight) * unit_rows(base.vectors)])
             for tw in GRID["text_weight"]:

@@ -35,7 +35,6 @@ import statistics
 import sys
 import time
 from pathlib import Path
-from urllib.parse import urlparse
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -178,15 +177,10 @@ def report_extraction(rules: list[Rule], texts: list[str], re_sample: int, timed
 
 
 def bench_preview(database_url: str, problems: int, requests: int, seed: int, keep: bool) -> None:
-    from benchmarks.bench_db import db_create, db_drop
+    from benchmarks.bench_db import db_drop, django_on_fresh_db
 
-    name = urlparse(database_url).path.lstrip("/")
-    db_create(database_url, name)
-    os.environ["DATABASE_URL"] = database_url
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "prob2vec_site.settings")
-    import django
-
-    django.setup()
+    name = django_on_fresh_db(database_url)
+    from django.db import connection, connections
     from django.conf import settings
     from django.contrib.auth.models import Group, User
     from django.core.management import call_command
@@ -219,7 +213,7 @@ def bench_preview(database_url: str, problems: int, requests: int, seed: int, ke
         from problems.demo_course import demo_rules
 
         rules_load(rules=demo_rules())
-        with django.db.connection.cursor() as cur:
+        with connection.cursor() as cur:
             cur.execute("ANALYZE")
         ta = User.objects.create_user("bench-ta")
         ta.groups.add(Group.objects.get(name="ta"))
@@ -252,7 +246,7 @@ def bench_preview(database_url: str, problems: int, requests: int, seed: int, ke
         all_times.sort()
         print(f"{'all rules':28} {statistics.median(all_times):8.1f} {all_times[int(0.95 * len(all_times)) - 1]:8.1f} {all_times[-1]:8.1f}")
     finally:
-        django.db.connections.close_all()
+        connections.close_all()
         if not keep:
             db_drop(database_url, name)
 

@@ -35,7 +35,6 @@ import statistics
 import sys
 import time
 from pathlib import Path
-from urllib.parse import urlparse
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -97,15 +96,10 @@ def bench_mining(problems: int, runs: int, seed: int) -> None:
 
 
 def bench_site(database_url: str, problems: int, requests: int, labelled: float, seed: int, keep: bool) -> None:
-    from benchmarks.bench_db import db_create, db_drop
+    from benchmarks.bench_db import db_drop, django_on_fresh_db
 
-    name = urlparse(database_url).path.lstrip("/")
-    db_create(database_url, name)
-    os.environ["DATABASE_URL"] = database_url
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "prob2vec_site.settings")
-    import django
-
-    django.setup()
+    name = django_on_fresh_db(database_url)
+    from django.db import connection, connections
     from django.conf import settings
     from django.contrib.auth.models import Group, User
     from django.core.management import call_command
@@ -138,7 +132,7 @@ def bench_site(database_url: str, problems: int, requests: int, labelled: float,
         ]
         GroundTruthLabel.objects.bulk_create(labels, batch_size=10000, ignore_conflicts=True)
         rules_load(rules=demo_rules())
-        with django.db.connection.cursor() as cur:
+        with connection.cursor() as cur:
             cur.execute("ANALYZE")
         ta = User.objects.create_user("bench-ta")
         ta.groups.add(Group.objects.get(name="ta"))
@@ -201,7 +195,7 @@ def bench_site(database_url: str, problems: int, requests: int, labelled: float,
             home.append((time.perf_counter() - t0) * 1000)
         print(line("labelling home (6 queues)", home))
     finally:
-        django.db.connections.close_all()
+        connections.close_all()
         if not keep:
             db_drop(database_url, name)
 

@@ -15,9 +15,12 @@ What it measures
     ``--misses SLUG`` prints, per book, the labelled problems the rule misses and the ones it wrongly
     matches (a rule author's view; text comes from ../shared/data and is not stored).
     ``--shared DIR`` also reports coverage on every collection in DIR (most carry no labels).
+    ``--learned`` adds the hybrid source's learned extractor (concepts/learned.py, scored out of fold)
+    to each book's leave-one-book-out rules, on the dev bank (benchmarks/devset_table1.py): what it
+    recovers where the rules were never tuned on the book.
 
 How to run (from the project folder)
-    .venv/bin/python benchmarks/rule_quality.py [--json] [--misses SLUG] [--shared ../shared/data]
+    .venv/bin/python benchmarks/rule_quality.py [--json] [--misses SLUG] [--shared ../shared/data] [--learned]
 
 Plain Python: no Django, no database. The dev books are read from ../shared/data (or
 $PROB2VEC_SHARED_DATA); without them only the demo bank is measured, and the script says so.
@@ -120,6 +123,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--misses", metavar="SLUG", help="list the labelled problems one rule misses or wrongly matches")
     parser.add_argument("--worst", type=int, default=8, help="worst concepts listed per book")
     parser.add_argument("--shared", type=Path, metavar="DIR", help="also report coverage on DIR/*/problems.jsonl")
+    parser.add_argument("--learned", action="store_true", help="also: leave-one-book-out rules plus the learned extractor")
     args = parser.parse_args(argv)
 
     concepts = load_concepts()
@@ -158,7 +162,37 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{name}: worst FP: {', '.join(worst(r['concepts'], 'fp', args.worst))}")
     if args.shared:
         run_shared(args.shared, compiled)
+    if args.learned and not reason:
+        print("\nleave one book out, the rules alone and with the learned extractor (out of fold):")
+        for name, (rules_alone, with_learned) in lobo_with_learned(concepts).items():
+            print(f"  {name:10} FN {pct(rules_alone.fn_rate)} -> {pct(with_learned.fn_rate)}, FP {pct(rules_alone.fp_rate)} -> {pct(with_learned.fp_rate)}")
     return 0
+
+
+def lobo_with_learned(concepts: list[str]) -> dict[str, tuple[extraction.Evaluation, extraction.Evaluation]]:
+    """Per book: the LOBO rules, and the same plus concepts.learned trained on the dev bank's labels."""
+    import numpy as np
+
+    from benchmarks.devset_table1 import load_bank
+    from concepts import learned
+
+    bank = load_bank()
+    labelled = [i for i, lab in enumerate(bank.labels) if lab]
+    truth = np.zeros((len(labelled), len(bank.slugs)), dtype=np.float32)
+    for k, i in enumerate(labelled):
+        truth[k, bank.sets([bank.labels[i]])[0]] = 1.0
+    out = {}
+    for name in devsets.BOOKS.values():
+        found = extraction.extract_many(bank.texts, compiled_rules(without=name))
+        hits = np.zeros((len(bank.texts), len(bank.slugs)), dtype=bool)
+        for i, s in enumerate(bank.sets(found)):
+            hits[i, s] = True
+        fit = learned.cross_fit(bank.texts, labelled, truth, hits)
+        rows = [i for i in labelled if bank.books[i] == name]
+        t = [set(bank.labels[i] or ()) for i in rows]
+        added = [found[i] | {bank.slugs[j] for j in fit.predicted[i]} for i in rows]
+        out[name] = (extraction.evaluate([found[i] for i in rows], t, concepts), extraction.evaluate(added, t, concepts))
+    return out
 
 
 if __name__ == "__main__":

@@ -22,32 +22,22 @@ from dataclasses import dataclass, field
 from itertools import combinations
 from typing import Mapping, Sequence
 
-from concepts.extraction import split_branches
+from concepts.extraction import ConceptStats, split_branches
 
 MIN_POSITIVES = 3  # labelled positives each concept needs before "never labelled together" means anything
 EXAMPLES = 5  # problems kept per conflicting pair
 
 
-@dataclass(frozen=True)
-class RuleFigures:
+@dataclass(frozen=True, kw_only=True)
+class RuleFigures(ConceptStats):
+    """A rule's TP/FP/FN/TN and rates against the labels (ConceptStats), and how it sits in the bank."""
+
     slug: str
     matched: int  # problems of the bank the rule matches
     coverage: float  # matched / problems
     overlaps: int  # of its matches, those another rule matches too
     conflicts: int  # of its matches, those a conflicting rule matches too
     positives: int  # labelled problems that have the concept
-    tp: int
-    fp: int
-    fn: int
-    tn: int
-
-    @property
-    def fp_rate(self) -> float | None:
-        return self.fp / (self.fp + self.tn) if self.fp + self.tn else None
-
-    @property
-    def fn_rate(self) -> float | None:
-        return self.fn / (self.fn + self.tp) if self.fn + self.tp else None
 
     @property
     def precision(self) -> float | None:

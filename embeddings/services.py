@@ -265,7 +265,7 @@ def _hybrid_ready(run_id: int) -> None:
         raise EmbeddingInputError(f"the hybrid extraction #{run.pk} did not finish: {run.error or run.get_status_display()}")
 
 
-def bank_data(*, source: str, extraction_run_id: int | None = None, with_texts: bool = False) -> tuple[list[int], list[str], Any]:
+def bank_data(*, source: str, extraction_run_id: int | None = None, with_selected_words: bool = False) -> tuple[list[int], list[str], Any]:
     """Problem ids, concept slugs and the pure BankData for one concept source."""
     from concepts.models import Concept, ExtractedConcept, GroundTruthLabel
     from embeddings.algorithms.methods import BankData
@@ -298,7 +298,7 @@ def bank_data(*, source: str, extraction_run_id: int | None = None, with_texts: 
         n_concepts=len(slugs),
         texts=texts,
         glove_path=os.getenv("GLOVE_PATH") or None,
-        selected_words=selected_words() if with_texts else None,
+        selected_words=selected_words() if with_selected_words else None,
     )
 
 
@@ -324,7 +324,7 @@ def embedding_run_execute(*, run_id: int, redelivered: bool = False) -> None:
     try:
         started = time.monotonic()
         ids, slugs, data = bank_data(
-            source=run.source, extraction_run_id=run.extraction_run_id, with_texts=METHODS[run.method].kind == "text"
+            source=run.source, extraction_run_id=run.extraction_run_id, with_selected_words=METHODS[run.method].kind == "text"
         )
         timings["load_ms"] = (time.monotonic() - started) * 1000
         started = time.monotonic()

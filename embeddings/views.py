@@ -150,7 +150,7 @@ CONCEPT_SOURCES = ["labels", "rules", "hybrid"]
 @require_http_methods(["GET", "POST"])
 def lab_home(request: HttpRequest) -> HttpResponse:
     from embeddings.algorithms.methods import METHODS
-    from embeddings.selectors import TEXT_SOURCE, accepted_triplets, gap_histogram, latest_done_runs, recent_runs, triplet_results
+    from embeddings.selectors import TEXT_SOURCE, accepted_triplets, gap_histogram, recent_runs, triplet_results
     from embeddings.services import EmbeddingInputError, embedding_run_start
 
     if request.method == "POST":
@@ -178,12 +178,11 @@ def lab_home(request: HttpRequest) -> HttpResponse:
         return render(request, template + "#lab-runs", {"runs": runs})
     triplets = accepted_triplets()
     table = triplet_results(triplets)
-    latest = latest_done_runs()
     rows = []
     for name, method in METHODS.items():
         sources = [TEXT_SOURCE] if method.kind == "text" else CONCEPT_SOURCES
         # One cell per column of Table 1: (source, applies to this method, {accuracy, low, high} or None).
-        cells = [(s, s in sources, table.get(name, {}).get(s) if (name, s) in latest else None) for s in [*CONCEPT_SOURCES, TEXT_SOURCE]]
+        cells = [(s, s in sources, table.get(name, {}).get(s)) for s in [*CONCEPT_SOURCES, TEXT_SOURCE]]
         rows.append({"name": name, "label": method.label, "kind": method.kind, "cells": cells})
     histogram = gap_histogram(triplets)
     return render(
