@@ -20,7 +20,9 @@ class PatternField(forms.CharField):
 class RuleForm(forms.Form):
     pattern = PatternField(
         # Grows with the pattern (CSS field-sizing, and static/js/rule_editor.js where that is missing).
-        widget=forms.Textarea(attrs={"rows": 4, "spellcheck": "false", "class": "mono pattern-box", "autocomplete": "off"})
+        # data-draft: what is typed is kept in the browser until saved (static/js/site.js), e.g. across
+        # an expired session.
+        widget=forms.Textarea(attrs={"rows": 4, "spellcheck": "false", "class": "mono pattern-box", "autocomplete": "off", "data-draft": ""})
     )
     ignore_case = forms.BooleanField(required=False, initial=True)
     enabled = forms.BooleanField(required=False, initial=True)

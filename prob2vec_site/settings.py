@@ -74,6 +74,9 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "prob2vec_site.security.ContentSecurityPolicyMiddleware",
+    # Outside the others, so it sees every response: Vary: HX-Request on all of them, and an htmx
+    # request whose session has expired goes to the login page (prob2vec_site/htmx.py).
+    "prob2vec_site.htmx.HtmxSiteMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",

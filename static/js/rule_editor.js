@@ -24,7 +24,7 @@
     var leaving = false;  // saving or previewing through the form is no loss
     form.addEventListener("submit", function () { leaving = true; });
     window.addEventListener("beforeunload", function (event) {
-      if (!leaving && dirty()) {
+      if (!leaving && !window.prob2vecLeaving && dirty()) {
         event.preventDefault();
         event.returnValue = "";  // older browsers need a value to show the prompt
       }

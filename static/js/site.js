@@ -31,6 +31,126 @@
     document.addEventListener("DOMContentLoaded", function () { renderMath(document.body); });
   }
 
+  // Forms whose state lives in the URL (data-url-state: the bank's filters). htmx restores a page from
+  // its history snapshot, which keeps the markup but not what was typed into the boxes: after back or
+  // forward, set every field from the address bar, so the boxes say what the results show.
+  function syncFormsFromUrl() {
+    var params = new URLSearchParams(window.location.search);
+    document.querySelectorAll("form[data-url-state]").forEach(function (form) {
+      Array.prototype.forEach.call(form.elements, function (field) {
+        if (!field.name || field.type === "submit" || field.type === "button" || field.type === "hidden") return;
+        var values = params.getAll(field.name), present = params.has(field.name);
+        if (field.type === "checkbox" || field.type === "radio") {
+          var group = form.querySelectorAll('input[name="' + field.name + '"]');
+          field.checked = present ? values.indexOf(field.value) >= 0 : field === group[0] && field.type === "radio";
+        } else if (field.tagName === "SELECT") {
+          Array.prototype.forEach.call(field.options, function (option, i) {
+            option.selected = present ? values.indexOf(option.value) >= 0 : !field.multiple && i === 0;
+          });
+        } else {
+          field.value = present ? values[0] : "";
+        }
+      });
+    });
+  }
+  document.addEventListener("htmx:historyRestore", syncFormsFromUrl);
+  // The same URL pushed twice (a field's change event after its input already updated the list) would
+  // make Back appear to do nothing: replace the entry instead.
+  document.addEventListener("htmx:beforeHistoryUpdate", function (e) {
+    var h = e.detail.history;
+    if (h && h.type === "push" && new URL(h.path, window.location.href).href === window.location.href) h.type = "replace";
+  });
+  window.addEventListener("pageshow", function (e) { if (e.persisted) syncFormsFromUrl(); });
+
+  // Unsaved edits kept as local drafts (fields marked data-draft): saved in localStorage under the
+  // page's path and the field's name as the person types, and put back when they come back to the page
+  // (after signing in again, say), with a note offering to discard them. A draft equal to what the
+  // server now shows has been saved, and is dropped.
+  var draftPrefix = "prob2vec-draft:";
+  function draftKey(field) { return draftPrefix + window.location.pathname + "#" + field.name; }
+  function draftRead(key) {
+    try { return JSON.parse(window.localStorage.getItem(key) || "null"); } catch (err) { return null; }
+  }
+  function draftWrite(field) {
+    try {
+      if (field.value === field.defaultValue) {
+        window.localStorage.removeItem(draftKey(field));
+      } else {
+        window.localStorage.setItem(draftKey(field), JSON.stringify({ value: field.value, base: field.defaultValue, at: Date.now() }));
+      }
+    } catch (err) { /* storage full or refused: the edit is simply not kept */ }
+  }
+  function draftNote(field, text, actionLabel, action) {
+    var note = document.createElement("p");
+    note.className = "draft-note";
+    note.setAttribute("role", "status");
+    note.textContent = text + " ";
+    var button = document.createElement("button");
+    button.type = "button";
+    button.className = "link";
+    button.textContent = actionLabel;
+    button.addEventListener("click", function () { action(); note.remove(); });
+    note.appendChild(button);
+    field.parentNode.insertBefore(note, field);
+  }
+  function draftsRestore(root) {
+    var fields = Array.prototype.slice.call(root.querySelectorAll("[data-draft]"));
+    if (root.matches && root.matches("[data-draft]")) fields.push(root);
+    fields.forEach(function (field) {
+      if (field.dataset.draftReady) return;
+      field.dataset.draftReady = "1";
+      field.addEventListener("input", function () { draftWrite(field); });
+      var key = draftKey(field), draft = draftRead(key);
+      if (!draft || typeof draft.value !== "string") return;
+      if (draft.value === field.value) { window.localStorage.removeItem(key); return; }  // saved since
+      var when = new Date(draft.at).toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" });
+      var label = field.labels && field.labels[0] ? field.labels[0].textContent.trim().split("\n")[0] : field.name;
+      var restore = function () {
+        field.value = draft.value;
+        field.dispatchEvent(new Event("input", { bubbles: true }));
+      };
+      if (draft.base === field.value) {
+        // Nothing changed on the server since the draft began: put it back, and offer to drop it.
+        var saved = field.value;
+        restore();
+        draftNote(field, "Your unsaved " + label + " from " + when + " was restored (not saved yet).", "Discard it", function () {
+          field.value = saved;
+          window.localStorage.removeItem(key);
+          field.dispatchEvent(new Event("input", { bubbles: true }));
+        });
+      } else {
+        draftNote(field, "You have an unsaved " + label + " from " + when + "; the saved one has changed since.", "Restore my draft", restore);
+      }
+    });
+  }
+  // After htmx has set up the page, so that a restored draft's input event updates its live preview.
+  if (window.htmx) {
+    htmx.onLoad(draftsRestore);
+  } else {
+    document.addEventListener("DOMContentLoaded", function () { draftsRestore(document); });
+  }
+
+  // An htmx request made after the session expired: go to the login page (the whole page, never into a
+  // panel) and come back here afterwards. The server says so with HX-Redirect and X-Login-Required
+  // (prob2vec_site/htmx.py); a login page reached some other way is caught by its URL.
+  function leaveForLogin() {
+    window.prob2vecLeaving = true;  // the rule editor's "leave this page?" stays quiet: drafts keep the edits
+    document.querySelectorAll("[data-draft]").forEach(draftWrite);
+  }
+  document.addEventListener("htmx:beforeOnLoad", function (e) {
+    var xhr = e.detail.xhr;
+    if (xhr && xhr.getResponseHeader("X-Login-Required")) leaveForLogin();
+  });
+  document.addEventListener("htmx:beforeSwap", function (e) {
+    var xhr = e.detail.xhr, login = document.body.dataset.loginUrl;
+    if (!xhr || !login || !xhr.responseURL) return;
+    if (new URL(xhr.responseURL).pathname === login && window.location.pathname !== login) {
+      e.detail.shouldSwap = false;
+      leaveForLogin();
+      window.location.href = login + "?next=" + encodeURIComponent(window.location.pathname + window.location.search);
+    }
+  });
+
   // <select data-submit-on-change>: choosing submits its form (the propose page's module picker).
   document.addEventListener("change", function (e) {
     if (e.target.matches && e.target.matches("[data-submit-on-change]") && e.target.form) e.target.form.requestSubmit();

@@ -1,0 +1,99 @@
+"""The back button after htmx list updates, and a session that expires in the middle of an edit."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def test_back_and_forward_after_a_filter_keep_the_page_whole_and_the_boxes_filled(
+    page: Any, live_server: Any, login: Any, alice: Any, problem_factory: Any
+) -> None:
+    problem_factory("Choose a committee of 3 from 10 people: $\\binom{10}{3}$ ways.", title="Committee $\\binom{10}{3}$")
+    problem_factory("Roll two dice and find $P(X+Y=7)$.", title="Dice sum")
+    login("alice")
+    page.click("#id_q")
+    page.keyboard.type("committee")  # typed keys: a user activation, so the pushed entry is not skipped by Back
+    page.wait_for_selector("#problem-results .problem-link:text-is('Dice sum')", state="detached")
+    assert "q=committee" in page.url
+
+    # Leave for a problem page by a plain link, then come back: the full page (not the cached
+    # fragment), styled, with math typeset and the search box saying what the list shows.
+    page.click("#problem-results .problem-link")
+    page.wait_for_selector("#problem-text .katex")
+    page.go_back()
+    page.wait_for_selector("#problem-results .problem-link .katex")
+    assert page.locator("header.topbar").count() == 1 and page.locator("#id_q").input_value() == "committee"
+    assert page.locator("#problem-results .problem-link").count() == 1
+    assert "$" not in page.locator("#problem-results").inner_text()
+
+    # Back once more, to the unfiltered list (htmx's history): the box is empty again.
+    page.go_back()
+    page.wait_for_selector("#problem-results .problem-link:text-is('Dice sum')")
+    assert page.url.endswith("/problems/") and page.locator("#id_q").input_value() == ""
+    page.go_forward()
+    page.wait_for_selector("#problem-results .problem-link:text-is('Dice sum')", state="detached")
+    assert page.locator("#id_q").input_value() == "committee"
+
+    # A reload of the pushed URL is the full page with the same state.
+    page.reload()
+    page.wait_for_selector("#problem-results .problem-link .katex")
+    assert page.locator("header.topbar").count() == 1 and page.locator("#id_q").input_value() == "committee"
+    assert page.locator("#problem-results .problem-link").count() == 1
+
+
+def test_a_session_that_expires_during_a_rule_edit_keeps_the_pattern_through_signing_in_again(
+    page: Any, live_server: Any, login: Any, alice: Any, problem_factory: Any, concept_factory: Any
+) -> None:
+    from django.contrib.sessions.models import Session
+
+    from concepts.models import ConceptRule
+
+    concept_factory("nchoosek")
+    problem_factory("Choose a committee: $\\binom{10}{3}$ ways.", title="Committee", labels=["nchoosek"])
+    login("alice")
+    page.goto(f"{live_server.url}/concepts/nchoosek/rule/")
+    page.fill("#id_pattern", "\\\\binom")
+    page.wait_for_selector("#matched-count:text-is('1')")
+
+    Session.objects.all().delete()  # the session expires while the TA is typing
+    page.fill("#id_pattern", "\\\\binom|\\bchoose\\b")
+    # The preview's request is answered "sign in": the whole page goes to the login page, which
+    # brings the TA back to the editor afterwards.
+    page.wait_for_url("**/login/?next=%2Fconcepts%2Fnchoosek%2Frule%2F")
+    assert page.locator("#rule-preview").count() == 0 and page.locator("h1").inner_text() == "Log in"
+    page.fill("#id_username", "alice")
+    page.fill("#id_password", "password-123")
+    page.click("button[type=submit]")
+    page.wait_for_url("**/concepts/nchoosek/rule/")
+
+    # The typed pattern is back (a local draft), said so, and previewed.
+    assert page.locator("#id_pattern").input_value() == "\\\\binom|\\bchoose\\b"
+    assert "was restored" in page.locator(".draft-note").inner_text()
+    page.wait_for_selector("#matched-count:text-is('1')")
+    page.click("button:text-is('Save as new version')")
+    page.wait_for_selector(".messages li:has-text('Saved the rule')")
+    assert ConceptRule.objects.get(concept__slug="nchoosek").pattern == "\\\\binom|\\bchoose\\b"
+    # Saved: the draft is gone, so a later visit shows the saved rule with no note.
+    page.reload()
+    assert page.locator(".draft-note").count() == 0
+    assert page.evaluate("Object.keys(localStorage).filter(k => k.startsWith('prob2vec-draft:')).length") == 0
+
+
+def test_a_discarded_draft_gives_back_the_saved_pattern(
+    page: Any, live_server: Any, login: Any, alice: Any, concept_factory: Any
+) -> None:
+    concept_factory("nchoosek")
+    login("alice")
+    page.goto(f"{live_server.url}/concepts/nchoosek/rule/")
+    page.fill("#id_pattern", "draft only")
+    page.goto(f"{live_server.url}/problems/")  # leaves without saving (the prompt is dismissed)
+    page.goto(f"{live_server.url}/concepts/nchoosek/rule/")
+    assert page.locator("#id_pattern").input_value() == "draft only"
+    page.click(".draft-note button:text-is('Discard it')")
+    assert page.locator("#id_pattern").input_value() == ""
+    page.reload()
+    assert page.locator("#id_pattern").input_value() == "" and page.locator(".draft-note").count() == 0

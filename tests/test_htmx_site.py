@@ -1,0 +1,40 @@
+"""The site-wide htmx glue (prob2vec_site/htmx.py): Vary on HX-Request, and expired sessions."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.test import Client
+
+
+def test_pages_and_their_fragments_vary_on_hx_request(client: Any, alice: Any, problem_factory: Any) -> None:
+    problem_factory("Choose 2 of 5.", title="Committee")
+    client.force_login(alice)
+    page = client.get("/problems/?q=committee")
+    fragment = client.get("/problems/?q=committee", HTTP_HX_REQUEST="true", HTTP_HX_TARGET="problem-results")
+    for response in (page, fragment):
+        assert "HX-Request" in response["Vary"]
+    assert "<html" in page.content.decode() and "<html" not in fragment.content.decode()
+
+
+def test_an_htmx_request_after_the_session_expired_goes_to_the_login_page_of_the_page_it_came_from(client: Any, db: Any) -> None:
+    response = client.post(
+        "/concepts/rules/preview/", {"concept": "nchoosek", "pattern": "x"},
+        HTTP_HX_REQUEST="true", HTTP_HX_CURRENT_URL="http://testserver/concepts/nchoosek/rule/?modules=3",
+    )
+    assert response.status_code == 200 and response.content == b""
+    assert response["HX-Redirect"] == "/login/?next=%2Fconcepts%2Fnchoosek%2Frule%2F%3Fmodules%3D3"
+    assert response["X-Login-Required"] == "1"
+
+
+def test_a_foreign_or_missing_current_url_sends_next_home(client: Any, db: Any) -> None:
+    for current in ("https://evil.example/steal", "", "http://testserver/login/?next=/x/"):
+        response = client.get("/problems/", HTTP_HX_REQUEST="true", HTTP_HX_CURRENT_URL=current)
+        assert response["HX-Redirect"] == "/login/?next=%2F", current
+
+
+def test_plain_requests_still_get_the_redirect_and_the_api_its_401(client: Any, db: Any) -> None:
+    response = client.get("/concepts/nchoosek/rule/")
+    assert response.status_code == 302 and response["Location"].startswith("/login/?next=")
+    api = Client().get("/api/rules/", HTTP_HX_REQUEST="true")
+    assert api.status_code in (401, 403) and not api.has_header("HX-Redirect")
