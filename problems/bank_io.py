@@ -83,18 +83,11 @@ def _as_released(value: Any) -> bool | None:
 
 
 def derive_title(text: str, limit: int = 80) -> str:
-    """A readable title from problem text: first sentence, markup-light, cut at a word boundary."""
-    plain = re.sub(r"\\begin\{tabular\}.*?\\end\{tabular\}", " ", text, flags=re.S)
-    plain = re.sub(r"\s+", " ", plain).strip()
-    first = re.split(r"(?<=[.?!])\s", plain, maxsplit=1)[0]
-    if len(first) <= limit:
-        return first
-    cut = first[:limit].rsplit(" ", 1)[0]
-    # Never end inside inline math: KaTeX would then show the half formula as raw TeX.
-    dollars = [m.start() for m in re.finditer(r"(?<!\\)\$", cut)]
-    if len(dollars) % 2:
-        cut = cut[: dollars[-1]].rstrip()
-    return cut + "…"
+    """A readable title from problem text: the first sentence as it reads rendered, cut at a word
+    boundary and never inside math (problems/latex_html.py `title_from_text`)."""
+    from problems.latex_html import title_from_text
+
+    return title_from_text(text, limit)
 
 
 def record_from_mapping(obj: Any, line: int, labels_as_text: bool = False) -> ProblemRecord:

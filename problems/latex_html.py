@@ -22,6 +22,8 @@ _TEXT_MODE = [
     (re.compile(r"\\(?:emph|textit)\{([^{}]*)\}|\{\\(?:em|it) ([^{}]*)\}"), lambda m: f"<i>{m.group(1) or m.group(2)}</i>"),
     (re.compile(r"\\(?:texttt|textrm|text|mbox)\{([^{}]*)\}"), lambda m: m.group(1)),
     (re.compile(r"\\([%&#_{}])"), lambda m: m.group(1)),
+    # An escaped dollar ("pay \$3") is a dollar sign, in a span KaTeX's auto-render skips (no-math).
+    (re.compile(r"\\\$"), lambda m: '<span class="no-math">$</span>'),
     (re.compile(r"\\(ldots|dots)\b"), lambda m: "…"),
     (re.compile(r"(?<!\\)~"), lambda m: "\u00a0"),
     (re.compile(r"---"), lambda m: "—"),
@@ -112,3 +114,86 @@ def latex_highlight(text: str, spans: list[tuple[int, int]]) -> str:
         pos = end
     out.append(html.escape(text[pos:], quote=False))
     return "".join(out).replace("\n", "<br>")
+
+
+# --- Titles: made from the rendered text, never cut inside math ------------------------------------
+
+_BLOCKS = re.compile(
+    r"(?:\\\[|\$\$)\s*\\begin\{tabular\}.*?\\end\{tabular\}\s*(?:\\\]|\$\$)"
+    r"|\\begin\{(tabular|itemize|enumerate)\}.*?\\end\{\1\}",
+    re.S,
+)
+# Text-mode markup as plain characters (a title is text, not HTML). `\$` stays: as a bare `$` it would
+# open math when the title is shown; latex_inline turns it into a dollar sign KaTeX leaves alone.
+_PLAIN_TEXT_MODE = [
+    (re.compile(r"\\(?:textbf|emph|textit|texttt|textrm|text|mbox)\{([^{}]*)\}|\{\\(?:bf|em|it) ([^{}]*)\}"),
+     lambda m: m.group(1) if m.group(1) is not None else m.group(2)),
+    (re.compile(r"\\([%&#_{}])"), lambda m: m.group(1)),
+    (re.compile(r"\\(ldots|dots)\b"), lambda m: "…"),
+    (re.compile(r"(?<!\\)~"), lambda m: " "),
+    (re.compile(r"---"), lambda m: "—"),
+    (re.compile(r"--"), lambda m: "–"),
+    (re.compile(r"``|''"), lambda m: "\u201c" if m.group(0) == "``" else "\u201d"),
+]
+# An opening delimiter left without its closing one (outside every complete math segment).
+_OPEN_MATH = re.compile(r"(?<!\\)\$|\\\(|\\\[")
+
+
+def _plain_outside_math(text: str) -> str:
+    parts = _MATH.split(text)
+    out = []
+    for i, part in enumerate(parts):
+        if not i % 2:
+            for pattern, replace in _PLAIN_TEXT_MODE:
+                part = pattern.sub(replace, part)
+        out.append(part)
+    return "".join(out)
+
+
+def _math_spans(text: str) -> list[tuple[int, int]]:
+    return [m.span() for m in _MATH.finditer(text)]
+
+
+def _inside(pos: int, spans: list[tuple[int, int]]) -> tuple[int, int] | None:
+    return next(((s, e) for s, e in spans if s < pos < e), None)
+
+
+def title_cut(title: str, limit: int | None = None) -> str:
+    """`title` shortened to about `limit` characters at a word boundary, never inside math.
+
+    A formula the limit falls in is kept whole if the title would otherwise be empty, or else cut
+    before. An opening delimiter with no closing one (a title cut elsewhere, carelessly) is cut off
+    too, so KaTeX never shows half a formula as TeX source. "…" marks a cut."""
+    spans = _math_spans(title)
+    unclosed = next((m.start() for m in _OPEN_MATH.finditer(title) if not any(s <= m.start() < e for s, e in spans)), None)
+    end = len(title) if unclosed is None else unclosed
+    cut = unclosed is not None
+    if limit is not None and end > limit:
+        end, cut = limit, True
+        around = _inside(end, spans)
+        if around:
+            end = around[0] if around[0] > 0 else around[1]
+        elif end < len(title) and not title[end].isspace():
+            # Back to the last space that is not inside a formula (a word is never split).
+            spaces = [i for i in range(end, 0, -1) if title[i - 1].isspace() and not _inside(i - 1, spans)]
+            if spaces:
+                end = spaces[0]
+    if not cut:
+        return title
+    head = title[:end].rstrip(" ,;:—–-(")
+    return head + "…" if head else "…"
+
+
+def title_from_text(text: str, limit: int = 80) -> str:
+    """A title from problem text: its first sentence as it reads rendered (tables and lists left out,
+    text-mode markup as characters, math kept as math), cut with `title_cut`."""
+    plain = _BLOCKS.sub(" ", text)
+    plain = re.sub(r"\s+", " ", plain).strip()
+    plain = _plain_outside_math(plain)
+    spans = _math_spans(plain)
+    first = plain
+    for m in re.finditer(r"(?<=[.?!])\s", plain):
+        if not _inside(m.start(), spans):
+            first = plain[: m.start()]
+            break
+    return title_cut(first, limit)

@@ -19,6 +19,18 @@ def latex_inline_filter(text: str) -> SafeString:
     return mark_safe(latex_inline(text or ""))  # noqa: S308
 
 
+@register.filter(name="latex_title")
+def latex_title_filter(title: str, limit: int | None = None) -> SafeString:
+    """A problem's title wherever a problem is named: cut (if `limit`) never inside math; one with
+    math comes in a span KaTeX renders (class math), so the page needs no math container of its own."""
+    from problems.latex_html import title_cut
+
+    html = latex_inline(title_cut(title or "", limit))
+    if "$" in html or "\\(" in html or "\\[" in html:
+        html = f'<span class="math">{html}</span>'
+    return mark_safe(html)  # noqa: S308
+
+
 @register.filter(name="latex_highlight")
 def latex_highlight_filter(text: str, spans: list[tuple[int, int]]) -> SafeString:
     from problems.latex_html import latex_highlight

@@ -10,7 +10,7 @@
   // Course text (problems, titles, solutions): sizes capped at 10em, macros expanded at most 200 times,
   // and no \href, \url, \includegraphics or \htmlClass (trust off).
   var options = {
-    delimiters: delimiters, ignoredClasses: ["no-math"], throwOnError: false,
+    delimiters: delimiters, ignoredClasses: ["no-math", "katex"], throwOnError: false,
     maxSize: 10, maxExpand: 200, trust: false,
   };
   // Text a student typed (a reason sent through the API) is still read as math, but may not draw
