@@ -578,6 +578,30 @@ class LabelPage:
     mine_version: int = 0  # versions the page sends back, so a stale save is refused (services.LabelsConflict)
     resolution_version: int = 0
 
+    @property
+    def agreed(self) -> list[str]:
+        """The concepts every other annotator chose (where a head TA's resolution starts)."""
+        sets = [set(slugs) for slugs in self.others.values()]
+        return sorted(set.intersection(*sets)) if sets else []
+
+    @property
+    def comparison(self) -> list[tuple[str, list[bool], bool]]:
+        """(concept, chosen by each annotator in `others` order, all agree) for every concept any chose;
+        disagreements first, so the head TA sees them at the top."""
+        sets = [set(slugs) for slugs in self.others.values()]
+        every = sorted(set().union(*sets)) if sets else []
+        rows = [(slug, [slug in s for s in sets], all(slug in s for s in sets)) for slug in every]
+        return sorted(rows, key=lambda row: (row[2], row[0]))
+
+    @property
+    def resolution_start(self) -> list[str]:
+        """What a head TA's form starts from: the resolution if there is one, else the concepts every
+        annotator agrees on (the head TA's own labels included, if any)."""
+        if self.resolution is not None:
+            return self.resolution
+        sets = [set(slugs) for slugs in self.others.values()] + ([set(self.mine)] if self.mine else [])
+        return sorted(set.intersection(*sets)) if sets else []
+
 
 def label_page(*, problem: Problem, user: Any, show_others: bool) -> LabelPage:
     from concepts.models import LabelResolution, LabelSet

@@ -456,7 +456,8 @@ def label_problem(request: HttpRequest, pk: int) -> HttpResponse:
             "problem": problem,
             "page": page,
             "conflict": conflict,
-            "checked": page.mine if checked is None else checked,
+            # A head TA starts from the resolution, or from what the annotators agree on.
+            "checked": (page.resolution_start if can_resolve else page.mine) if checked is None else checked,
             "picker": concepts_for_picker(),
             "queue": queue,
             "queue_title": LABEL_QUEUES[queue],

@@ -93,6 +93,14 @@ class EmbeddingRun(BackgroundJob):
     def __str__(self) -> str:
         return f"{self.method}/{self.source} #{self.pk} ({self.status})"
 
+    @property
+    def source_label(self) -> str:
+        """What the run read, for people: a text method reads the problem text, whatever `source` holds."""
+        from embeddings.algorithms.methods import METHODS
+
+        method = METHODS.get(self.method)
+        return "problem text" if method is not None and method.kind == "text" else self.get_source_display()
+
 
 class ActiveEmbedding(models.Model):
     """The one embedding that recommendations and similar problems use (a single row, id 1)."""

@@ -114,6 +114,7 @@ TEMPLATES = [
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
                 "problems.roles.role_context",
+                "problems.navigation.navigation",
             ],
         },
     },

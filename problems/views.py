@@ -33,20 +33,28 @@ def home(request: HttpRequest) -> HttpResponse:
 
 
 def _filtered(request: HttpRequest) -> tuple[ProblemFilterForm, Any]:
+    """The filter form and the problems it selects; None when the filters are invalid (a search of
+    more than 200 characters, an unknown concept): then nothing is listed, rather than everything."""
     form = ProblemFilterForm(request.GET or None)
-    filters = form.filters() if form.is_bound and form.is_valid() else {}
-    return form, problem_list(user=request.user, **filters)
+    if form.is_bound and not form.is_valid():
+        return form, None
+    return form, problem_list(user=request.user, **(form.filters() if form.is_bound else {}))
+
+
+def _filter_errors(form: ProblemFilterForm) -> list[str]:
+    return [f"{form.fields[name].label or name.capitalize()}: {message}" for name, messages_ in form.errors.items() for message in messages_]
 
 
 @login_required
 def problem_list_view(request: HttpRequest) -> HttpResponse:
     form, qs = _filtered(request)
-    page = problem_page(qs, request.GET.get("page"), PAGE_SIZE)
+    page = None if qs is None else problem_page(qs, request.GET.get("page"), PAGE_SIZE)
     query = request.GET.copy()
     query.pop("page", None)
     context = {
         "form": form,
         "page": page,
+        "filter_errors": _filter_errors(form) if qs is None else [],
         "query": query.urlencode(),
         "collections": problem_collections() if is_course_staff(request.user) else [],
     }
@@ -132,8 +140,10 @@ def problem_import(request: HttpRequest) -> HttpResponse:
 
 
 @permission_required("problems.import_problem")
-def problem_export(request: HttpRequest) -> StreamingHttpResponse:
-    _, qs = _filtered(request)
+def problem_export(request: HttpRequest) -> HttpResponse:
+    form, qs = _filtered(request)
+    if qs is None:
+        return HttpResponse("Not exported: " + "; ".join(_filter_errors(form)) + "\n", status=400, content_type="text/plain; charset=utf-8")
     fmt = "csv" if request.GET.get("format") == "csv" else "jsonl"
     records = problem_records(qs)
     lines = bank_io.dump_csv(records) if fmt == "csv" else bank_io.dump_jsonl(records)

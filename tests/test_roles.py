@@ -62,3 +62,9 @@ def test_login_and_logout_pages(client: Any, alice: Any) -> None:
     assert "Please enter a correct username and password" in client.post(reverse("login"), {"username": "alice", "password": "bad"}).content.decode()
     client.post(reverse("logout"))
     assert client.get(reverse("problems:list")).status_code == 302
+
+
+def test_a_wrong_password_is_said_once(client: Any, alice: Any) -> None:
+    page = client.post(reverse("login"), {"username": "alice", "password": "bad"}).content.decode()
+    assert page.count("Please enter a correct username and password") == 1
+    assert page.count('role="alert"') == 1

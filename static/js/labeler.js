@@ -10,13 +10,16 @@
   var boxes = {};
   form.querySelectorAll("input[name=concepts]").forEach(function (box) { boxes[box.value] = box; });
   document.getElementById("all-concepts").classList.add("enhanced");
-  var active = 0;
+  // -1: no option highlighted yet (Enter then takes the first); the first ↓ highlights the first option.
+  var active = -1;
   var shown = [];
+  // Chips in the order they were added (those saved before come first, in the page's order), so
+  // Backspace takes back the last one added.
+  var order = Object.keys(boxes).filter(function (slug) { return boxes[slug].checked; });
 
   function renderChips() {
     chosen.innerHTML = "";
-    Object.keys(boxes).forEach(function (slug) {
-      if (!boxes[slug].checked) return;
+    order.forEach(function (slug) {
       var li = document.createElement("li");
       li.className = "chip";
       li.dataset.slug = slug;
@@ -30,7 +33,11 @@
     if (!chosen.children.length) chosen.innerHTML = '<li class="muted small">none yet</li>';
   }
   function setChecked(slug, on) {
-    if (boxes[slug]) { boxes[slug].checked = on; renderChips(); }
+    if (!boxes[slug]) return;
+    boxes[slug].checked = on;
+    order = order.filter(function (s) { return s !== slug; });
+    if (on) order.push(slug);
+    renderChips();
   }
   function matches(query) {
     var q = query.trim().toLowerCase();
@@ -55,7 +62,9 @@
       }
       var li = document.createElement("li");
       li.setAttribute("role", "option"); li.dataset.slug = c.slug; li.id = "opt-" + i;
-      li.className = "option" + (i === active ? " active" : "") + (boxes[c.slug] && boxes[c.slug].checked ? " picked" : "");
+      // Before any ↓, the first option is marked "default": Enter takes it, and ↓ highlights it.
+      li.className = "option" + (i === active ? " active" : "") + (active < 0 && i === 0 ? " default" : "") +
+        (boxes[c.slug] && boxes[c.slug].checked ? " picked" : "");
       li.innerHTML = "<strong></strong> <span class='small muted'></span>";
       li.firstChild.textContent = c.slug; li.lastChild.textContent = c.name;
       li.addEventListener("mousedown", function (e) { e.preventDefault(); pick(i); });
@@ -63,30 +72,53 @@
     });
     options.hidden = shown.length === 0;
     search.setAttribute("aria-expanded", shown.length ? "true" : "false");
-    if (shown.length) search.setAttribute("aria-activedescendant", "opt-" + active);
+    if (shown.length && active >= 0) search.setAttribute("aria-activedescendant", "opt-" + active);
+    else search.removeAttribute("aria-activedescendant");
   }
   function pick(i) {
     var c = shown[i];
     if (!c) return;
     setChecked(c.slug, true);
-    search.value = ""; active = 0; renderOptions();
+    search.value = ""; active = -1; renderOptions();
   }
   function firstSuggestion() { return document.querySelector("#suggestions .suggestion:not(.done)"); }
+  // Accept or reject a suggestion; each decision can be undone (the last one with u, or its Undo button).
+  var decisions = [];
   function decide(li, accept) {
     if (!li) return;
-    if (accept) setChecked(li.dataset.slug, true);
+    var slug = li.dataset.slug, wasChecked = !!(boxes[slug] && boxes[slug].checked);
+    if (accept) setChecked(slug, true);
     li.classList.add("done", accept ? "accepted" : "rejected");
+    li.querySelectorAll(".accept, .reject").forEach(function (b) { b.hidden = true; });
+    var undo = document.createElement("button");
+    undo.type = "button"; undo.className = "link undo"; undo.textContent = "undo";
+    undo.setAttribute("aria-label", "undo " + (accept ? "accepting " : "rejecting ") + slug);
+    var decision = { li: li, slug: slug, accept: accept, wasChecked: wasChecked, button: undo };
+    undo.addEventListener("click", function () { undoDecision(decision); });
+    li.appendChild(undo);
+    decisions.push(decision);
+    status((accept ? "Accepted " : "Rejected ") + slug + "; press u to undo.");
   }
+  function undoDecision(d) {
+    if (!d || !d.li.classList.contains("done")) return;
+    if (d.accept && !d.wasChecked) setChecked(d.slug, false);
+    d.li.classList.remove("done", "accepted", "rejected");
+    d.li.querySelectorAll(".accept, .reject").forEach(function (b) { b.hidden = false; });
+    d.button.remove();
+    decisions = decisions.filter(function (x) { return x !== d; });
+    status("Undone: " + d.slug + " is a suggestion again.");
+  }
+  var live = document.getElementById("labeler-status");
+  function status(text) { if (live) live.textContent = text; }
 
-  search.addEventListener("input", function () { active = 0; renderOptions(); });
+  search.addEventListener("input", function () { active = -1; renderOptions(); });
   search.addEventListener("keydown", function (e) {
     if (e.key === "ArrowDown") { active = Math.min(active + 1, shown.length - 1); renderOptions(); e.preventDefault(); }
     else if (e.key === "ArrowUp") { active = Math.max(active - 1, 0); renderOptions(); e.preventDefault(); }
-    else if (e.key === "Enter" && !e.ctrlKey) { e.preventDefault(); if (shown.length) pick(active); }
+    else if (e.key === "Enter" && !e.ctrlKey) { e.preventDefault(); if (shown.length) pick(Math.max(active, 0)); }
     else if (e.key === "Escape") { search.value = ""; renderOptions(); search.blur(); }
     else if (e.key === "Backspace" && !search.value) {
-      var chips = chosen.querySelectorAll(".chip");
-      if (chips.length) setChecked(chips[chips.length - 1].dataset.slug, false);
+      if (order.length) setChecked(order[order.length - 1], false);
     }
   });
   document.querySelectorAll("#suggestions .accept").forEach(function (b) {
@@ -102,6 +134,7 @@
     var link;
     if (e.key === "a") decide(firstSuggestion(), true);
     else if (e.key === "r") decide(firstSuggestion(), false);
+    else if (e.key === "u") undoDecision(decisions[decisions.length - 1]);
     else if (e.key === "s") document.getElementById("save").click();
     else if (e.key === "n" && (link = document.getElementById("next-link"))) window.location = link.href;
     else if (e.key === "p" && (link = document.getElementById("prev-link"))) window.location = link.href;

@@ -151,6 +151,37 @@
     }
   });
 
+  // The header: on a phone the navigation sits behind a Menu button (CSS shows it whole without JS);
+  // one group open at a time, closed by a click elsewhere or Escape.
+  document.documentElement.classList.add("js");
+  document.addEventListener("click", function (e) {
+    var toggle = e.target.closest && e.target.closest(".nav-toggle");
+    if (toggle) {
+      var open = toggle.closest(".topbar").classList.toggle("nav-open");
+      toggle.setAttribute("aria-expanded", open ? "true" : "false");
+    }
+    document.querySelectorAll("details.navgroup[open]").forEach(function (d) {
+      if (!d.contains(e.target)) d.removeAttribute("open");
+    });
+  });
+  document.addEventListener("keydown", function (e) {
+    if (e.key !== "Escape") return;
+    document.querySelectorAll("details.navgroup[open]").forEach(function (d) {
+      d.removeAttribute("open");
+      d.querySelector("summary").focus();
+    });
+  });
+
+  // <details data-fold-on-phone>: open on a wide screen, folded on a phone unless one of its fields is set.
+  if (window.matchMedia && window.matchMedia("(max-width: 760px)").matches) {
+    document.querySelectorAll("details[data-fold-on-phone]").forEach(function (d) {
+      var set = Array.prototype.some.call(d.querySelectorAll("select[multiple] option, input[type=search], input[type=text]"), function (f) {
+        return f.tagName === "OPTION" ? f.selected : f.value;
+      });
+      if (!set) d.removeAttribute("open");
+    });
+  }
+
   // <select data-submit-on-change>: choosing submits its form (the propose page's module picker).
   document.addEventListener("change", function (e) {
     if (e.target.matches && e.target.matches("[data-submit-on-change]") && e.target.form) e.target.form.requestSubmit();

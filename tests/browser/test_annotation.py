@@ -22,7 +22,7 @@ def test_a_ta_labels_a_problem_with_the_keyboard_alone(
     page.goto(f"{live_server.url}/concepts/label/{first.pk}/?queue=mine")
 
     page.keyboard.type("nchoo")  # the search box has the focus
-    page.wait_for_selector("#concept-options .option.active")
+    page.wait_for_selector("#concept-options .option.default")  # Enter takes the first option
     page.keyboard.press("Enter")
     page.wait_for_selector('#chosen .chip[data-slug="nchoosek"]')
     page.keyboard.press("Escape")
@@ -70,3 +70,49 @@ def test_a_ta_votes_on_a_triplet_and_the_head_ta_accepts_it(
     head.wait_for_selector("text=accepted.")
     context.close()
     assert SimilarityTriplet.objects.get().status == "accepted"
+
+
+def test_backspace_takes_back_the_last_chip_added_arrow_down_starts_at_the_first_option_and_decisions_undo(
+    page: Any, live_server: Any, login: Any, alice: Any, problem_factory: Any, concept_factory: Any
+) -> None:
+    from concepts.models import ExtractedConcept, ExtractionRun
+
+    for slug, module in [("permutations", "counting"), ("nchoosek", "counting"), ("Bayes-formula", "conditional probability")]:
+        concept_factory(slug, module)
+    problem = problem_factory("Pick a committee of 3 from 10.", title="Committee")
+    run = ExtractionRun.objects.create(status="done", fingerprint="x")
+    ExtractedConcept.objects.create(run=run, problem=problem, concept=concept_factory("nchoosek"))
+    login("alice")
+    page.goto(f"{live_server.url}/concepts/label/{problem.pk}/?queue=mine")
+
+    # Added in the order Bayes-formula, then permutations: module order would put permutations first.
+    page.keyboard.type("Bayes")
+    page.wait_for_selector("#concept-options .option.default")
+    page.keyboard.press("Enter")
+    page.keyboard.type("permut")
+    page.wait_for_selector("#concept-options .option.default[data-slug='permutations']")
+    page.keyboard.press("Enter")
+    assert page.locator("#chosen .chip").evaluate_all("els => els.map(e => e.dataset.slug)") == ["Bayes-formula", "permutations"]
+    page.keyboard.press("Backspace")
+    assert page.locator("#chosen .chip").evaluate_all("els => els.map(e => e.dataset.slug)") == ["Bayes-formula"]
+
+    # ↓ highlights the first option (not the second); Enter takes the highlighted one.
+    page.keyboard.type("e")
+    page.wait_for_selector("#concept-options .option.default")
+    first = page.locator("#concept-options .option").first.get_attribute("data-slug")
+    page.keyboard.press("ArrowDown")
+    assert page.locator("#concept-options .option.active").get_attribute("data-slug") == first
+    page.keyboard.press("Escape")
+
+    # Accepting the rule's suggestion can be undone (u), and so can rejecting it (its button).
+    page.keyboard.press("a")
+    page.wait_for_selector('#chosen .chip[data-slug="nchoosek"]')
+    page.keyboard.press("u")
+    page.wait_for_selector('#chosen .chip[data-slug="nchoosek"]', state="detached")
+    assert page.locator("#suggestions .suggestion.done").count() == 0
+    page.click("#suggestions .reject")
+    page.wait_for_selector("#suggestions .suggestion.rejected")
+    page.click("#suggestions .undo")
+    page.wait_for_selector("#suggestions .suggestion.rejected", state="detached")
+    assert page.locator("#suggestions .accept").is_visible()
+    assert "is a suggestion again" in page.locator("#labeler-status").inner_text()

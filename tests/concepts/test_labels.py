@@ -107,9 +107,35 @@ def test_only_head_tas_see_other_annotators_and_resolve(
     client.post(reverse("concepts:label", args=[p.pk]), {"concepts": ["nchoosek"], "action": "resolve"})
     assert truth(p) == {"Bayes-formula"}
     client.force_login(hana)
-    assert "bob:" in client.get(reverse("concepts:label", args=[p.pk])).content.decode()
+    assert ">bob</th>" in client.get(reverse("concepts:label", args=[p.pk])).content.decode()
     client.post(reverse("concepts:label", args=[p.pk]), {"concepts": ["nchoosek"], "action": "resolve"})
     assert truth(p) == {"nchoosek"}
+
+
+def test_a_head_ta_starts_from_what_the_annotators_agree_on_and_sees_where_they_differ(
+    client: Any, alice: Any, bob: Any, hana: Any, problem_factory: Any, concepts: dict[str, Any]
+) -> None:
+    import re
+
+    p = problem_factory("x")
+    labels_set(problem=p, annotator=alice, concepts=[concepts["nchoosek"], concepts["permutations"]])
+    labels_set(problem=p, annotator=bob, concepts=[concepts["nchoosek"], concepts["Bayes-formula"]])
+    client.force_login(hana)
+    page = client.get(reverse("concepts:label", args=[p.pk])).content.decode()
+    ticked = set(re.findall(r'name="concepts" value="([^"]+)" checked', page))
+    assert ticked == {"nchoosek"}  # agreed by both; the disputed ones wait for the head TA
+    rows = re.findall(r'<tr class="(agreed|disagree)" data-slug="([^"]+)">', page)
+    assert rows == [("disagree", "Bayes-formula"), ("disagree", "permutations"), ("agreed", "nchoosek")]
+    assert page.count("✓ chose") == 4 and page.count("— not chosen") == 2
+    # Once resolved, the page starts from the resolution.
+    client.post(reverse("concepts:label", args=[p.pk]), {"concepts": ["nchoosek", "permutations"], "action": "resolve"})
+    page = client.get(reverse("concepts:label", args=[p.pk])).content.decode()
+    assert set(re.findall(r'name="concepts" value="([^"]+)" checked', page)) == {"nchoosek", "permutations"}
+    # A TA (no resolving) still starts from their own labels.
+    client.force_login(alice)
+    page = client.get(reverse("concepts:label", args=[p.pk])).content.decode()
+    assert set(re.findall(r'name="concepts" value="([^"]+)" checked', page)) == {"nchoosek", "permutations"}
+    assert "annotator-diff" not in page
 
 
 @pytest.mark.parametrize("name", ["concepts:label-home", "concepts:label-agreement"])

@@ -51,7 +51,7 @@ def test_judging_is_blind_and_maps_left_right_back_to_roles(client: Any, trio: d
     client.post(reverse("embeddings:triplet-judge"), {"triplet": triplet.pk, "pick": "left"})
     assert TripletVote.objects.get(voter=charlie_ta).choice == ("negative" if swapped else "positive")
     detail = client.get(reverse("embeddings:triplet-detail", args=[triplet.pk])).content.decode()
-    assert "bob: the negative is closer" in detail
+    assert "bob: C is closer" in detail  # in the letters the page shows (A, B, C)
     assert "Nothing to judge" in client.get(reverse("embeddings:triplet-judge")).content.decode()
 
 

@@ -244,3 +244,18 @@ def test_the_filter_form_keeps_the_chosen_modules_and_concepts(client: Any, alic
     assert '<option value="permutations" selected>permutations</option>' in body
     assert '<option value="Bayes-formula">Bayes-formula</option>' in body
     assert 'selected>conditional probability' not in body
+
+
+def test_a_search_longer_than_200_characters_says_so_in_place_of_the_list(client: Any, alice: Any, problem_factory: Any) -> None:
+    problem_factory("Choose 2 of 5.", title="Committee")
+    client.force_login(alice)
+    long = "x" * 250
+    for headers in ({}, {"HTTP_HX_REQUEST": "true", "HTTP_HX_TARGET": "problem-results"}):
+        page = client.get("/problems/", {"q": long}, **headers).content.decode()
+        assert 'id="filter-errors"' in page and "at most 200 characters (it has 250)" in page
+        assert "Committee" not in page and "problem-link" not in page  # nothing listed, not everything
+    # The fragment htmx swaps in carries the error: it shows where the list was.
+    fragment = client.get("/problems/", {"q": long}, HTTP_HX_REQUEST="true", HTTP_HX_TARGET="problem-results").content.decode()
+    assert fragment.lstrip().startswith('<div id="problem-results">')
+    export = client.get("/problems/export/", {"q": long, "format": "csv"})
+    assert export.status_code == 400 and "at most 200 characters" in export.content.decode()

@@ -1,0 +1,46 @@
+"""The site's own 404, 403 and 500 pages: styled, in plain words, and never Django's debug pages."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from django.test import Client
+
+
+@pytest.fixture
+def production(settings: Any) -> None:
+    settings.DEBUG = False
+
+
+def test_an_unknown_address_or_id_gets_the_sites_404_page_without_the_url_list(production: None, client: Any, alice: Any) -> None:
+    client.force_login(alice)
+    for path in ("/no-such-page/", "/problems/999999/", "/concepts/reports/999999/"):
+        response = client.get(path)
+        assert response.status_code == 404, path
+        page = response.content.decode()
+        assert "There is no such page" in page and "<h1>" in page and 'class="skip-link"' in page
+        assert "URLconf" not in page and "problems/&lt;int:pk&gt;" not in page and "Traceback" not in page
+
+
+def test_the_404_page_is_shown_signed_out_too(production: None, client: Any, db: Any) -> None:
+    response = client.get("/no-such-page/")
+    assert response.status_code == 404 and "There is no such page" in response.content.decode()
+
+
+def test_a_page_for_another_role_gets_the_403_page(production: None, client: Any, sam: Any) -> None:
+    client.force_login(sam)
+    response = client.get("/concepts/")
+    assert response.status_code == 403
+    assert "You may not open this page" in response.content.decode()
+
+
+@pytest.mark.urls("tests.error_urls")
+def test_a_crash_gets_the_500_page_without_a_traceback(production: None, alice: Any) -> None:
+    client = Client(raise_request_exception=False)
+    client.force_login(alice)
+    response = client.get("/boom/")
+    assert response.status_code == 500
+    page = response.content.decode()
+    assert "Something went wrong on our side" in page and "a bug" not in page and "Traceback" not in page
+    assert "/static/css/site.css" in page
