@@ -1,0 +1,88 @@
+"""Draw the two TEST samples (TheoremQA probability/statistics, MATH counting & probability).
+
+Plain Python, reproducible (seed 26). Reads only ``problems.jsonl`` under the shared data folder
+(``$PROB2VEC_SHARED_DATA``, else ``../shared/data`` beside the project) and writes
+``benchmarks/devsets/<collection>/sample.txt``: one problem id per line, in a random order.
+
+- theoremqa-probability-statistics: 70 problems stratified over ``module``, proportional to the
+  module sizes but at least 8 per module (largest-remainder rounding).
+- math-counting-probability: 70 problems stratified over ``level``, 14 per level.
+
+These are test splits: label them, never tune on them.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parents[1]
+SEED = 26
+TOTAL = 70
+MIN_PER_STRATUM = 8
+
+
+def shared_data_dir() -> Path:
+    return Path(os.environ.get("PROB2VEC_SHARED_DATA") or ROOT.parent / "shared" / "data")
+
+
+def read_jsonl(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def proportional_quota(sizes: dict[str, int], total: int, minimum: int) -> dict[str, int]:
+    """Proportional allocation with a floor: strata whose share is under ``minimum`` get ``minimum``
+    (or their whole size), the rest is split proportionally by largest remainder."""
+    fixed: dict[str, int] = {}
+    while True:
+        free = {k: n for k, n in sizes.items() if k not in fixed}
+        left = total - sum(fixed.values())
+        pool = sum(free.values())
+        low = {k for k, n in free.items() if n * left / pool < minimum}
+        if not low:
+            break
+        for k in low:
+            fixed[k] = min(minimum, sizes[k])
+    shares = {k: n * left / pool for k, n in free.items()}
+    quota = {k: int(s) for k, s in shares.items()}
+    for k in sorted(shares, key=lambda k: (-(shares[k] - quota[k]), k))[: left - sum(quota.values())]:
+        quota[k] += 1
+    quota.update(fixed)
+    return {k: min(q, sizes[k]) for k, q in quota.items()}
+
+
+def stratified(records: list[dict], key: str, quota: dict[str, int], rng: random.Random) -> list[str]:
+    chosen: list[str] = []
+    for stratum in sorted(quota):
+        ids = sorted(r["id"] for r in records if r[key] == stratum)
+        chosen += rng.sample(ids, quota[stratum])
+    rng.shuffle(chosen)
+    return chosen
+
+
+def draw(collection: str, key: str, quota_of) -> list[str]:
+    records = read_jsonl(shared_data_dir() / collection / "problems.jsonl")
+    sizes: dict[str, int] = {}
+    for r in records:
+        sizes[r[key]] = sizes.get(r[key], 0) + 1
+    quota = quota_of(sizes)
+    ids = stratified(records, key, quota, random.Random(SEED))
+    out = HERE / collection / "sample.txt"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text("".join(i + "\n" for i in ids), encoding="utf-8")
+    print(f"{collection}: {len(ids)} ids -> {out.relative_to(ROOT)}  quota {dict(sorted(quota.items()))}")
+    return ids
+
+
+def main() -> None:
+    draw("theoremqa-probability-statistics", "module",
+         lambda sizes: proportional_quota(sizes, TOTAL, MIN_PER_STRATUM))
+    draw("math-counting-probability", "level",
+         lambda sizes: {level: TOTAL // len(sizes) for level in sizes})
+
+
+if __name__ == "__main__":
+    main()
