@@ -8,6 +8,11 @@ Plain Python, reproducible (seed 26). Reads only ``problems.jsonl`` under the sh
   module sizes but at least 8 per module (largest-remainder rounding).
 - math-counting-probability: 70 problems stratified over ``level``, 14 per level.
 
+It also writes ``reserve.txt``: up to 30 further ids of the same collection (not in the sample),
+drawn by the same random generator after the sample, in a random order. Labelling runs through
+``sample.txt`` first and continues into ``reserve.txt`` only when too many sampled problems had to be
+skipped (the reserve is not stratified).
+
 These are test splits: label them, never tune on them.
 """
 
@@ -23,6 +28,7 @@ ROOT = HERE.parents[1]
 SEED = 26
 TOTAL = 70
 MIN_PER_STRATUM = 8
+RESERVE = 30
 
 
 def shared_data_dir() -> Path:
@@ -69,11 +75,16 @@ def draw(collection: str, key: str, quota_of) -> list[str]:
     for r in records:
         sizes[r[key]] = sizes.get(r[key], 0) + 1
     quota = quota_of(sizes)
-    ids = stratified(records, key, quota, random.Random(SEED))
-    out = HERE / collection / "sample.txt"
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text("".join(i + "\n" for i in ids), encoding="utf-8")
-    print(f"{collection}: {len(ids)} ids -> {out.relative_to(ROOT)}  quota {dict(sorted(quota.items()))}")
+    rng = random.Random(SEED)
+    ids = stratified(records, key, quota, rng)
+    taken = set(ids)
+    reserve = rng.sample(sorted(r["id"] for r in records if r["id"] not in taken), RESERVE)
+    folder = HERE / collection
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "sample.txt").write_text("".join(i + "\n" for i in ids), encoding="utf-8")
+    (folder / "reserve.txt").write_text("".join(i + "\n" for i in reserve), encoding="utf-8")
+    print(f"{collection}: {len(ids)} sampled + {len(reserve)} reserve ids -> {folder.relative_to(ROOT)}/"
+          f"  quota {dict(sorted(quota.items()))}")
     return ids
 
 
