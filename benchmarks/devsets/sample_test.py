@@ -69,7 +69,8 @@ def stratified(records: list[dict], key: str, quota: dict[str, int], rng: random
     return chosen
 
 
-def draw(collection: str, key: str, quota_of) -> list[str]:
+def draw(collection: str, key: str, quota_of, write: bool = True) -> tuple[list[str], list[str]]:
+    """The sample and the reserve of one collection; ``write`` saves them as sample.txt / reserve.txt."""
     records = read_jsonl(shared_data_dir() / collection / "problems.jsonl")
     sizes: dict[str, int] = {}
     for r in records:
@@ -79,20 +80,27 @@ def draw(collection: str, key: str, quota_of) -> list[str]:
     ids = stratified(records, key, quota, rng)
     taken = set(ids)
     reserve = rng.sample(sorted(r["id"] for r in records if r["id"] not in taken), RESERVE)
+    if not write:
+        return ids, reserve
     folder = HERE / collection
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "sample.txt").write_text("".join(i + "\n" for i in ids), encoding="utf-8")
     (folder / "reserve.txt").write_text("".join(i + "\n" for i in reserve), encoding="utf-8")
     print(f"{collection}: {len(ids)} sampled + {len(reserve)} reserve ids -> {folder.relative_to(ROOT)}/"
           f"  quota {dict(sorted(quota.items()))}")
-    return ids
+    return ids, reserve
+
+
+# collection -> (stratum field, quota from the strata sizes)
+DESIGN = {
+    "theoremqa-probability-statistics": ("module", lambda sizes: proportional_quota(sizes, TOTAL, MIN_PER_STRATUM)),
+    "math-counting-probability": ("level", lambda sizes: {level: TOTAL // len(sizes) for level in sizes}),
+}
 
 
 def main() -> None:
-    draw("theoremqa-probability-statistics", "module",
-         lambda sizes: proportional_quota(sizes, TOTAL, MIN_PER_STRATUM))
-    draw("math-counting-probability", "level",
-         lambda sizes: {level: TOTAL // len(sizes) for level in sizes})
+    for collection, (key, quota_of) in DESIGN.items():
+        draw(collection, key, quota_of)
 
 
 if __name__ == "__main__":
