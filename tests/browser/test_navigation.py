@@ -97,3 +97,37 @@ def test_a_discarded_draft_gives_back_the_saved_pattern(
     assert page.locator("#id_pattern").input_value() == ""
     page.reload()
     assert page.locator("#id_pattern").input_value() == "" and page.locator(".draft-note").count() == 0
+
+
+def test_the_skip_link_is_the_first_tab_stop_and_focus_shows(page: Any, live_server: Any, login: Any, alice: Any) -> None:
+    login("alice")
+    page.goto(f"{live_server.url}/concepts/")  # a page with no autofocus field
+    page.keyboard.press("Tab")
+    skip = page.locator("a.skip-link")
+    assert skip.evaluate("e => e === document.activeElement")
+    box = skip.bounding_box()
+    assert box is not None and box["y"] >= 0  # moved on screen when focused
+    assert skip.evaluate("e => getComputedStyle(e).outlineStyle") == "solid"
+    page.keyboard.press("Enter")
+    assert page.locator("#main").evaluate("e => e === document.activeElement")
+    # Every control reached by Tab shows a visible outline.
+    page.keyboard.press("Tab")
+    assert page.evaluate("getComputedStyle(document.activeElement).outlineStyle") == "solid"
+
+
+def test_on_a_phone_the_menu_button_opens_the_navigation(browser: Any, live_server: Any, alice: Any) -> None:
+    context = browser.new_context(viewport={"width": 360, "height": 740})
+    page = context.new_page()
+    page.goto(f"{live_server.url}/login/")
+    page.fill("#id_username", "alice")
+    page.fill("#id_password", "password-123")
+    page.click("button[type=submit]")
+    page.wait_for_url("**/problems/")
+    assert not page.locator("#site-nav").is_visible()
+    page.click(".nav-toggle")
+    assert page.locator("#site-nav").is_visible() and page.locator(".nav-toggle").get_attribute("aria-expanded") == "true"
+    page.click("#site-nav summary:text-is('Concepts')")
+    page.click("#site-nav a:text-is('Concepts & rules')")
+    page.wait_for_url("**/concepts/")
+    assert page.evaluate("document.scrollingElement.scrollWidth <= document.scrollingElement.clientWidth")
+    context.close()
