@@ -86,9 +86,16 @@ def latex_inline(text: str) -> str:
     return _outside_math(html.escape(text, quote=False))
 
 
+# A table as written (with the display-math wrapper some authors put around it): KaTeX cannot typeset
+# tabular, so the preview shows it as source in a box KaTeX leaves alone, rather than as a red error.
+_SOURCE_TABLE = re.compile(r"(?:\\\[|\$\$)\s*\\begin\{tabular\}.*?\\end\{tabular\}\s*(?:\\\]|\$\$)|\\begin\{tabular\}.*?\\end\{tabular\}", re.S)
+_QUOTES = re.compile(r"``|''")
+
+
 def _expand_to_math(spans: list[tuple[int, int]], text: str) -> list[tuple[int, int]]:
-    """Grow spans so none cuts a math segment: a highlight then wraps whole formulas KaTeX can render."""
-    maths = [m.span() for m in _MATH.finditer(text)]
+    """Grow spans so none cuts a math segment (or a table): a highlight then wraps whole formulas
+    KaTeX can render."""
+    maths = [m.span() for m in _MATH.finditer(text)] + [m.span() for m in _SOURCE_TABLE.finditer(text)]
     grown = []
     for start, end in sorted(spans):
         for m_start, m_end in maths:
@@ -105,15 +112,35 @@ def latex_highlight(text: str, spans: list[tuple[int, int]]) -> str:
     """Problem text with matched character spans in <mark>, for the rule preview.
 
     Line breaks are kept; math stays in its delimiters for KaTeX. Text-mode conversions are
-    skipped on purpose: the TA sees the source the regex ran on.
+    skipped on purpose (the TA sees the source the regex ran on), except two that would otherwise
+    read as noise: ``quotes'' become curly quotes, and a tabular is shown as its source in a box
+    (class tex-source) that KaTeX leaves alone.
     """
     out, pos = [], 0
     for start, end in _expand_to_math(spans, text):
-        out.append(html.escape(text[pos:start], quote=False))
-        out.append(f"<mark>{html.escape(text[start:end], quote=False)}</mark>")
+        out.append(_source_piece(text[pos:start]))
+        out.append(f"<mark>{_source_piece(text[start:end])}</mark>")
         pos = end
-    out.append(html.escape(text[pos:], quote=False))
+    out.append(_source_piece(text[pos:]))
     return "".join(out).replace("\n", "<br>")
+
+
+def _source_piece(piece: str) -> str:
+    """Escaped source; tables boxed, quotes curly outside math. Spans never cut a table or formula."""
+    out, pos = [], 0
+    for m in _SOURCE_TABLE.finditer(piece):
+        out.append(_quotes_outside_math(html.escape(piece[pos : m.start()], quote=False)))
+        out.append(f'<span class="no-math tex-source">{html.escape(m.group(0), quote=False)}</span>')
+        pos = m.end()
+    out.append(_quotes_outside_math(html.escape(piece[pos:], quote=False)))
+    return "".join(out)
+
+
+def _quotes_outside_math(escaped: str) -> str:
+    parts = _MATH.split(escaped)
+    return "".join(
+        part if i % 2 else _QUOTES.sub(lambda m: "\u201c" if m.group(0) == "``" else "\u201d", part) for i, part in enumerate(parts)
+    )
 
 
 # --- Titles: made from the rendered text, never cut inside math ------------------------------------

@@ -26,7 +26,8 @@ TEXT_MODE_CASES = {
     "50\\% of $x\\%$": "<p>50% of $x\\%$</p>",
     "A~B --- C \\ldots": "<p>A\u00a0B — C …</p>",
     "\\[ 10\\% \\] and 5\\%": "<p>\\[ 10\\% \\] and 5%</p>",
-    "price \\$5 and $\\frac{1}{2}$": "<p>price \\$5 and $\\frac{1}{2}$</p>",
+    # An escaped dollar is a dollar sign KaTeX's auto-render skips (it would open math at "\\$").
+    "price \\$5 and $\\frac{1}{2}$": '<p>price <span class="no-math">$</span>5 and $\\frac{1}{2}$</p>',
     "\\begin{tabular}{c} 5\\% & $a\\%$ \\end{tabular}": '<p><table class="latex-table"><tr><td>5%</td><td>$a\\%$</td></tr></table></p>',
 }
 
@@ -49,6 +50,13 @@ HIGHLIGHT_CASES = [
     ("one\ntwo", [], "one<br>two"),
     ("x $a$ y $b$", [(3, 4), (8, 9)], "x <mark>$a$</mark> y <mark>$b$</mark>"),
     ("aaa bbb", [(0, 2), (1, 3)], "<mark>aaa</mark> bbb"),
+    # ``Quotes'' read as quotes; f''(x) in math stays TeX.
+    ("a ``word'' and $f''(x)$", [(0, 1)], "<mark>a</mark> \u201cword\u201d and $f''(x)$"),
+    # A table is shown as source KaTeX leaves alone, whole even when a match falls inside it.
+    ("T: $$\\begin{tabular}{cc} a & b \\end{tabular}$$ end", [(22, 23)],
+     'T: <mark><span class="no-math tex-source">$$\\begin{tabular}{cc} a &amp; b \\end{tabular}$$</span></mark> end'),
+    ("\\begin{tabular}{c} x \\end{tabular} y", [],
+     '<span class="no-math tex-source">\\begin{tabular}{c} x \\end{tabular}</span> y'),
 ]
 
 

@@ -174,3 +174,18 @@ def test_students_cannot_start_or_cancel(client: Any, sam: Any, charlie: Any, de
         client.force_login(user)
         client.post(reverse("concepts:neural-list"), {"concepts": ["nchoosek"], "schemes": ["down-sampling"], "rounds": "1", "seed": "0"})
     assert not NeuralExperiment.objects.exists()
+
+
+def test_the_suggestion_tables_render_problem_titles_as_math(client: Any, alice: Any, problem_factory: Any, concept_factory: Any) -> None:
+    from concepts.models import NeuralExperiment, NeuralSuggestion
+
+    problem = problem_factory("A large lecture has $500$ students; 90\\% attend.", title="A large lecture has $500$ students; 90\\% attend.")
+    experiment = NeuralExperiment.objects.create(concepts=["nchoosek"], schemes=["plain"], rounds=1, status="done")
+    NeuralSuggestion.objects.create(
+        experiment=experiment, problem=problem, concept=concept_factory("nchoosek"), scheme="plain",
+        probability=0.9, predicted=True, in_labels=None, in_rules=False,
+    )
+    client.force_login(alice)
+    page = client.get(f"/concepts/neural/{experiment.pk}/").content.decode()
+    # KaTeX renders the title (class math): $500$ stays math, \\% is a percent sign.
+    assert '<span class="math">A large lecture has $500$ students; 90% attend.</span>' in page
