@@ -364,3 +364,47 @@ def palette(n: int) -> list[str]:
         r, g, b = colorsys.hls_to_rgb(hue, light, 0.65)
         out.append(f"#{int(r * 255):02x}{int(g * 255):02x}{int(b * 255):02x}")
     return out
+
+
+@dataclass
+class BarGroup:
+    label: str
+    values: list[float]
+    hrefs: list[str] = field(default_factory=list)  # one per value, "" for none
+    label_href: str = ""
+
+
+def grouped_hbar_chart(
+    groups: Sequence[BarGroup],
+    series: Sequence[tuple[str, str]],
+    *,
+    title: str,
+    desc: str,
+    x_label: str,
+    percent: bool = False,
+    width: int = WIDTH,
+    label_width: int = 200,
+) -> Chart:
+    """One row per group with a horizontal bar per series (series: (name, css class)); bars may be links."""
+    bar_h, gap = 9, 8
+    row_h = bar_h * len(series) + gap
+    height = MARGIN_TOP + row_h * max(len(groups), 1) + MARGIN_BOTTOM
+    chart = _frame(title, desc, width, height, left=label_width)
+    chart.x_label = x_label
+    values = [v for g in groups for v in g.values]
+    if not groups or not values:
+        chart.empty = True
+        return chart
+    x = _x_axis(chart, 0, max(max(values), 1e-9 if percent else 1), percent=percent, include_zero=True, count=5)
+    for i, g in enumerate(groups):
+        top = chart.top + i * row_h + gap / 2
+        chart.marks.append(Mark("text", cls="rowlabel", x=chart.left - 8, y=round(top + row_h / 2 - gap / 2 + 3, 1), text=g.label, anchor="end", href=g.label_href, title=g.label))
+        for j, ((name, cls), v) in enumerate(zip(series, g.values)):
+            shown = _pct(v) if percent else f"{v:g}"
+            w = x(v) - x(0)
+            chart.marks.append(Mark(
+                "rect", cls=f"bar {cls}", x=round(x(0), 1), y=round(top + j * bar_h, 1), w=round(max(w, 1.0 if v else 0.0), 1), h=bar_h - 1,
+                title=f"{g.label}: {name} {shown}", href=(g.hrefs[j] if j < len(g.hrefs) else "") if v else "",
+            ))
+    chart.legend = [LegendItem(name, cls) for name, cls in series]
+    return chart

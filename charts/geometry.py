@@ -118,3 +118,15 @@ def extent(values: Sequence[float]) -> tuple[float, float] | None:
     if not finite:
         return None
     return min(finite), max(finite)
+
+
+def binomial_interval(k: int, n: int, z: float = 1.96) -> tuple[float, float]:
+    """Wilson score interval of a share k/n, returned as counts (low, high) out of n: the error bar of a
+    histogram bin holding k of n items (95% for z = 1.96). (0, 0) when n is 0."""
+    if n <= 0:
+        return 0.0, 0.0
+    p = k / n
+    denom = 1 + z * z / n
+    centre = (p + z * z / (2 * n)) / denom
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
+    return max(0.0, centre - half) * n, min(1.0, centre + half) * n
