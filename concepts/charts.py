@@ -97,7 +97,7 @@ def neural_chart(table: dict[str, Any]) -> figures.Chart:
     """Table 3 as a plot: each scheme's average FP ratio (x) against its average FN ratio (y); lower left is better."""
     points = [
         figures.Point(
-            row["fp"], row["fn"], row.get("label") or row["key"],
+            row["fp"], row["fn"], row["key"],
             title=f"{row.get('label') or row['key']}: FN {row['fn'] * 100:.1f}%, FP {row['fp'] * 100:.1f}%",
             cls="s1" if row["key"] == BASELINE else "s0",
             show_label=True,
