@@ -107,17 +107,19 @@ def _frame(title: str, desc: str, width: int = WIDTH, height: int = HEIGHT, left
     return Chart(title=title, desc=desc, width=width, height=height, left=left, right=width - MARGIN_RIGHT, bottom=height - bottom_margin)
 
 
-def _y_axis(chart: Chart, lo: float, hi: float, *, percent: bool = False, include_zero: bool = True, count: int = 5) -> LinearScale:
-    lo, hi = nice_domain(lo, hi, count, include_zero=include_zero)
+def _y_axis(chart: Chart, lo: float, hi: float, *, percent: bool = False, include_zero: bool = True, count: int = 5, integer: bool = False) -> LinearScale:
+    lo, hi = nice_domain(lo, hi, count, include_zero=include_zero, integer=integer)
     scale = LinearScale((lo, hi), (chart.bottom, chart.top))
-    chart.y_ticks = [Tick(round(scale(v), 1), label) for v, label in ticks_with_labels(lo, hi, count, percent=percent)]
+    chart.y_ticks = [Tick(round(scale(v), 1), label) for v, label in ticks_with_labels(lo, hi, count, percent=percent, integer=integer)]
     return scale
 
 
-def _x_axis(chart: Chart, lo: float, hi: float, *, percent: bool = False, include_zero: bool = False, count: int = 6, pad: float = 0.0) -> LinearScale:
-    lo, hi = nice_domain(lo, hi, count, include_zero=include_zero)
+def _x_axis(
+    chart: Chart, lo: float, hi: float, *, percent: bool = False, include_zero: bool = False, count: int = 6, pad: float = 0.0, integer: bool = False
+) -> LinearScale:
+    lo, hi = nice_domain(lo, hi, count, include_zero=include_zero, integer=integer)
     scale = LinearScale((lo, hi), (chart.left + pad, chart.right - pad))
-    chart.x_ticks = [Tick(round(scale(v), 1), label) for v, label in ticks_with_labels(lo, hi, count, percent=percent)]
+    chart.x_ticks = [Tick(round(scale(v), 1), label) for v, label in ticks_with_labels(lo, hi, count, percent=percent, integer=integer)]
     return scale
 
 
@@ -182,7 +184,8 @@ def line_chart(
                 if py is not None:
                     label = _pct(py) if percent else f"{py:.4g}"
                     chart.marks.append(Mark("circle", cls=f"dot {s.cls}", x=round(x(px), 1), y=round(y(py), 1), r=3.5, title=f"{s.name}: {label} at {px:g}"))
-        chart.legend.append(LegendItem(s.name, s.cls))
+        if len(series) > 1:
+            chart.legend.append(LegendItem(s.name, s.cls))
     return chart
 
 
@@ -210,7 +213,7 @@ def histogram_chart(
         chart.empty = True
         return chart
     top = max([*high, *counts, y_max or 0, 1])
-    y = _y_axis(chart, 0, top, count=4)
+    y = _y_axis(chart, 0, top, count=4, integer=True)
     x = _x_axis(chart, edges[0], edges[-1], count=4)
     zero_x = x(0.0) if edges[0] < 0 < edges[-1] else None
     for i in range(n):
@@ -305,15 +308,30 @@ def scatter_chart(
         chart.x_ticks, chart.y_ticks = [], []
     for p in sorted(points, key=lambda p: p.selected):
         cx, cy = round(x(p.x), 1), round(y(p.y), 1)
-        cls = f"dot {p.cls}" + (" selected" if p.selected else "")
+        cls = "dot" + ("" if p.fill else f" {p.cls}") + (" selected" if p.selected else "")
         chart.marks.append(Mark("circle", cls=cls, x=cx, y=cy, r=radius * (1.6 if p.selected else 1), title=p.title or p.label, href=p.href, fill=p.fill))
-    for p in points:
+    placed: list[tuple[float, float, float, float]] = []
+    for p in sorted(points, key=lambda p: not p.selected):  # the selected label first: it never moves
         if p.show_label or p.selected:
             cx, cy = x(p.x), y(p.y)
             anchor = "end" if cx > (chart.left + chart.right) / 2 else "start"
             dx = -8 if anchor == "end" else 8
-            chart.marks.append(Mark("text", cls="pointlabel" + (" selected" if p.selected else ""), x=round(cx + dx, 1), y=round(cy - 6, 1), text=p.label, anchor=anchor))
+            tx, ty = _free_spot(cx + dx, cy, len(p.label) * 6.2, anchor, placed)
+            chart.marks.append(Mark("text", cls="pointlabel" + (" selected" if p.selected else ""), x=round(tx, 1), y=round(ty, 1), text=p.label, anchor=anchor))
     return chart
+
+
+def _free_spot(x: float, y: float, width: float, anchor: str, placed: list[tuple[float, float, float, float]]) -> tuple[float, float]:
+    """A baseline near (x, y) where a label `width` wide overlaps no label placed so far (greedy: above, below,
+    then further out); records the box it takes."""
+    left = x - width if anchor == "end" else x
+    for dy in (-6, 14, -18, 26, -30, 38):
+        box = (left, y + dy - 10, left + width, y + dy + 2)
+        if all(box[2] < b[0] or box[0] > b[2] or box[3] < b[1] or box[1] > b[3] for b in placed):
+            placed.append(box)
+            return x, y + dy
+    placed.append((left, y - 16, left + width, y - 4))
+    return x, y - 6
 
 
 def ranked_bar_chart(
@@ -332,6 +350,7 @@ def ranked_bar_chart(
     """One thin vertical bar per item in the given order (e.g. concepts sorted by alpha), dashed reference
     lines, and bars at or above `good_at` in the "good" colour, the rest in the "bad" one."""
     chart = _frame(title, desc, width, height)
+    chart.right = width - (110 if references else MARGIN_RIGHT)  # room for the reference lines' labels
     chart.x_label, chart.y_label = x_label, y_label
     if not items:
         chart.empty = True
@@ -349,7 +368,7 @@ def ranked_bar_chart(
     for value, text in references:
         ry = round(y(value), 1)
         chart.marks.append(Mark("line", cls="refline", x=chart.left, y=ry, x2=chart.right, y2=ry))
-        chart.marks.append(Mark("text", cls="reflabel", x=chart.right - 2, y=ry - 3, text=text, anchor="end"))
+        chart.marks.append(Mark("text", cls="reflabel", x=chart.right + 6, y=ry + 3, text=text, anchor="start"))
     if good_at is not None:
         chart.legend = [LegendItem(f"at least {good_at:g}", "good"), LegendItem(f"below {good_at:g}", "bad")]
     return chart
@@ -395,7 +414,7 @@ def grouped_hbar_chart(
     if not groups or not values:
         chart.empty = True
         return chart
-    x = _x_axis(chart, 0, max(max(values), 1e-9 if percent else 1), percent=percent, include_zero=True, count=5)
+    x = _x_axis(chart, 0, max(max(values), 1e-9 if percent else 1), percent=percent, include_zero=True, count=5, integer=not percent)
     for i, g in enumerate(groups):
         top = chart.top + i * row_h + gap / 2
         chart.marks.append(Mark("text", cls="rowlabel", x=chart.left - 8, y=round(top + row_h / 2 - gap / 2 + 3, 1), text=g.label, anchor="end", href=g.label_href, title=g.label))

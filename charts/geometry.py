@@ -33,20 +33,25 @@ class LinearScale:
         return r0 + (value - d0) / (d1 - d0) * (r1 - r0)
 
 
-def tick_step(lo: float, hi: float, count: int = 5) -> float:
-    """The 1/2/2.5/5 × 10^k step giving about `count` intervals over [lo, hi] (1 when lo == hi == 0)."""
+def tick_step(lo: float, hi: float, count: int = 5, *, integer: bool = False) -> float:
+    """The 1/2/2.5/5 × 10^k step giving about `count` intervals over [lo, hi] (1 when lo == hi == 0).
+    integer=True (counts): never below 1, and never 2.5."""
     span = abs(hi - lo)
     if span == 0 or not math.isfinite(span):
         span = abs(hi) or 1.0
     raw = span / max(count, 1)
+    if integer and raw <= 1:
+        return 1.0
     power = 10 ** math.floor(math.log10(raw))
     for step in _NICE_STEPS:
+        if integer and step == 2.5 and power == 1:
+            continue
         if raw <= step * power * (1 + 1e-9):
             return step * power
     return 10 * power
 
 
-def nice_domain(lo: float, hi: float, count: int = 5, *, include_zero: bool = False) -> tuple[float, float]:
+def nice_domain(lo: float, hi: float, count: int = 5, *, include_zero: bool = False, integer: bool = False) -> tuple[float, float]:
     """[lo, hi] widened outwards to whole tick steps; a single value gets a unit-wide interval around it."""
     if include_zero:
         lo, hi = min(lo, 0.0), max(hi, 0.0)
@@ -57,15 +62,15 @@ def nice_domain(lo: float, hi: float, count: int = 5, *, include_zero: bool = Fa
         lo, hi = lo - pad, hi + pad
         if include_zero and lo < 0 <= lo + pad:
             lo = 0.0
-    step = tick_step(lo, hi, count)
+    step = tick_step(lo, hi, count, integer=integer)
     return math.floor(lo / step + 1e-9) * step, math.ceil(hi / step - 1e-9) * step
 
 
-def nice_ticks(lo: float, hi: float, count: int = 5) -> list[float]:
+def nice_ticks(lo: float, hi: float, count: int = 5, *, integer: bool = False) -> list[float]:
     """Tick values that are whole multiples of a nice step, inside [lo, hi] (both ends included when on a step)."""
     if lo > hi:
         lo, hi = hi, lo
-    step = tick_step(lo, hi, count)
+    step = tick_step(lo, hi, count, integer=integer)
     first = math.ceil(lo / step - 1e-9)
     last = math.floor(hi / step + 1e-9)
     # Rounding to the step's decimals keeps 0.30000000000000004 out of the labels.
@@ -90,10 +95,10 @@ def _is_power_digit(step: float) -> bool:
     return abs(mantissa - round(mantissa)) < 1e-9
 
 
-def ticks_with_labels(lo: float, hi: float, count: int = 5, *, percent: bool = False) -> list[tuple[float, str]]:
+def ticks_with_labels(lo: float, hi: float, count: int = 5, *, percent: bool = False, integer: bool = False) -> list[tuple[float, str]]:
     """(value, label) pairs of `nice_ticks`."""
-    values = nice_ticks(lo, hi, count)
-    step = tick_step(lo, hi, count)
+    values = nice_ticks(lo, hi, count, integer=integer)
+    step = tick_step(lo, hi, count, integer=integer)
     return [(v, format_tick(v, step, percent=percent)) for v in values]
 
 

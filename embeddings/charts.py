@@ -84,6 +84,7 @@ def concept_map_chart(points: Sequence[Any], *, selected: str, neighbours: Seque
             title=f"{p.slug} ({p.module or 'no module'})",
             href=f"{base_url}?{urlencode({'concept': p.slug})}#concept-map",
             fill=colours[p.module],
+            cls="",
             selected=p.slug == selected,
             show_label=p.slug in near,
         )

@@ -226,3 +226,21 @@ def test_pca_2d_of_collinear_rows_has_a_flat_second_axis() -> None:
 def test_pca_2d_rejects_a_flat_array() -> None:
     with pytest.raises(ValueError, match="2-D"):
         pca_2d(np.ones(3))
+
+
+def test_count_axes_have_whole_number_ticks() -> None:
+    assert geometry.nice_ticks(0, 3, 5, integer=True) == [0, 1, 2, 3]
+    assert geometry.tick_step(0, 12, 5, integer=True) == 5  # never 2.5 triplets
+    chart = figures.grouped_hbar_chart(
+        [figures.BarGroup("a", [3, 1]), figures.BarGroup("b", [0, 2])], [("FN", "s1"), ("FP", "s0")], title="t", desc="d", x_label="problems"
+    )
+    assert [t.label for t in chart.x_ticks] == ["0", "1", "2", "3"]
+    assert len(_marks(chart, "rect")) == 4 and [m.w for m in _marks(chart, "rect")][2] == 0  # a zero draws nothing
+
+
+def test_scatter_labels_never_overlap_and_explicit_colours_win() -> None:
+    points = [figures.Point(0.0, 0.0, f"label-{i}", show_label=True, fill="#123456", cls="") for i in range(4)]
+    chart = figures.scatter_chart(points, title="t", desc="d", x_label="x", y_label="y")
+    ys = sorted(m.y for m in _marks(chart, "text"))
+    assert all(b - a >= 12 for a, b in zip(ys, ys[1:]))  # stacked, not on top of each other
+    assert all(m.fill == "#123456" and m.cls == "dot" for m in _marks(chart, "circle"))

@@ -15,7 +15,7 @@ def _chart_box(page: Any, figure_id: str) -> dict[str, float]:
     svg = page.locator(f"#{figure_id} svg.chart-svg")
     assert svg.count() == 1, f"no chart SVG in #{figure_id}"
     box = svg.bounding_box()
-    assert box is not None and box["width"] > 100 and box["height"] > 50, f"#{figure_id} is drawn {box}"
+    assert box is not None and box["width"] > 100 and box["height"] > 40, f"#{figure_id} is drawn {box}"
     return box
 
 
@@ -78,3 +78,11 @@ def test_every_chart_renders_and_the_continuity_map_keeps_the_concept_in_the_url
     assert page.locator("#id_concept").input_value() == "Bayes-formula"
     assert page.locator("#concept-map .pointlabel.selected").text_content() == "Bayes-formula"
     _chart_box(page, "concept-map")
+    # On a phone the charts shrink to the page instead of widening it.
+    page.set_viewport_size({"width": 360, "height": 800})
+    for path, figures in pages.items():
+        page.goto(f"{live_server.url}{path}")
+        for figure_id in figures:
+            box = page.locator(f"#{figure_id}").bounding_box()
+            assert box["x"] >= 0 and box["x"] + box["width"] <= 360, f"{path} #{figure_id} at 360 px: {box}"
+            assert _chart_box(page, figure_id)["width"] <= 340

@@ -82,7 +82,8 @@ def test_the_continuity_map_places_every_concept_linked_and_keeps_the_choice(cli
     for slug in run.concept_slugs:
         assert f'<a href="{url}?concept={slug}#concept-map"' in chart
     assert chart.count("<circle") == len(run.concept_slugs)
-    assert 'class="dot s0 selected"' in chart and ">nchoosek</text>" in chart
+    assert 'class="dot selected"' in chart and ">nchoosek</text>" in chart
+    assert chart.count(' fill="#') == len(run.concept_slugs) + 1  # module colours on the points and the legend
     assert "Map of 4 concepts, nchoosek selected" in chart
     assert chart.count('class="legend-item"') == 1  # one module, "m"
     data = page[page.index('id="concept-map-data"'):]
