@@ -175,7 +175,7 @@ def lab_home(request: HttpRequest) -> HttpResponse:
     runs = recent_runs()
     template = "embeddings/lab.html"
     if request.htmx and request.htmx.target == "lab-runs":
-        return render(request, template + "#lab-runs", {"runs": runs})
+        return render(request, template + "#lab-runs", {"runs": runs, "text_methods": _text_methods()})
     triplets = accepted_triplets()
     table = triplet_results(triplets)
     rows = []
@@ -211,11 +211,11 @@ def lab_run(request: HttpRequest, pk: int) -> HttpResponse:
     run = EmbeddingRun.objects.defer("vectors", "problem_ids", "concept_vectors").filter(pk=pk).first()
     if run is None:
         raise Http404("No such run")
-    template = "embeddings/lab_run.html"
-    if request.htmx:
-        return render(request, template + "#run-status", {"run": run, "text_methods": _text_methods()})
     from embeddings.charts import loss_chart
 
+    template = "embeddings/lab_run.html"
+    if request.htmx:
+        template += "#run-status"  # it carries the loss curve, so the poll that sees the run finish shows it
     context = {"run": run, "text_methods": _text_methods(), "loss_chart": loss_chart(run.losses) if run.losses else None}
     return render(request, template, context)
 
