@@ -244,3 +244,18 @@ def test_scatter_labels_never_overlap_and_explicit_colours_win() -> None:
     ys = sorted(m.y for m in _marks(chart, "text"))
     assert all(b - a >= 12 for a, b in zip(ys, ys[1:]))  # stacked, not on top of each other
     assert all(m.fill == "#123456" and m.cls == "dot" for m in _marks(chart, "circle"))
+
+
+@pytest.mark.parametrize(
+    ("k", "n", "low", "high"),
+    [
+        (0, 0, 0.0, 0.0),  # no triplets: no interval
+        (0, 81, 0.0, 81 * 1.96**2 / (81 + 1.96**2)),  # an empty bin still has an upper bound (closed form)
+        (31, 81, 23.04, 39.82),  # worked by hand from the Wilson formula
+        (81, 81, 81 * 81 / (81 + 1.96**2), 81.0),
+    ],
+)
+def test_binomial_interval_is_the_wilson_interval_in_counts(k: int, n: int, low: float, high: float) -> None:
+    lo, hi = geometry.binomial_interval(k, n)
+    assert lo == pytest.approx(low, abs=0.05) and hi == pytest.approx(high, abs=0.05)
+    assert lo <= k <= hi
