@@ -134,4 +134,5 @@ def binomial_interval(k: int, n: int, z: float = 1.96) -> tuple[float, float]:
     denom = 1 + z * z / n
     centre = (p + z * z / (2 * n)) / denom
     half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
-    return max(0.0, centre - half) * n, min(1.0, centre + half) * n
+    # The interval always holds k; the clamps only absorb rounding at k = 0 and k = n.
+    return min(max(0.0, centre - half) * n, float(k)), max(min(1.0, centre + half) * n, float(k))
