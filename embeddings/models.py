@@ -77,6 +77,7 @@ class EmbeddingRun(BackgroundJob):
     extraction_run = models.ForeignKey("concepts.ExtractionRun", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     progress = models.FloatField(default=0.0)
     loss = models.FloatField(null=True, blank=True)
+    losses = models.JSONField(default=list, blank=True, help_text="Training loss after each epoch, in order (empty for methods that do not train).")
     notes = models.JSONField(default=dict, blank=True, help_text="What the run used, e.g. which word vectors.")
     timings = models.JSONField(default=dict, blank=True, help_text="Milliseconds per step.")
     problems = models.PositiveIntegerField(default=0)
@@ -92,14 +93,6 @@ class EmbeddingRun(BackgroundJob):
 
     def __str__(self) -> str:
         return f"{self.method}/{self.source} #{self.pk} ({self.status})"
-
-    @property
-    def source_label(self) -> str:
-        """What the run read, for people: a text method reads the problem text, whatever `source` holds."""
-        from embeddings.algorithms.methods import METHODS
-
-        method = METHODS.get(self.method)
-        return "problem text" if method is not None and method.kind == "text" else self.get_source_display()
 
 
 class ActiveEmbedding(models.Model):

@@ -205,16 +205,3 @@ def test_a_rebuild_that_crashes_is_failed_with_the_message_not_left_running(bank
     assert "MemoryError: out of memory in the middle of training" in run.error
     assert run.finished_at is not None and active_run() is None
 
-
-def test_the_runs_table_says_text_methods_read_the_problem_text(client: Any, alice: Any) -> None:
-    import re
-
-    from embeddings.models import EmbeddingRun
-
-    text = EmbeddingRun.objects.create(method="glove-avg", source="labels", fingerprint="t")
-    concepts = EmbeddingRun.objects.create(method="prob2vec", source="labels", fingerprint="c")
-    client.force_login(alice)
-    page = client.get("/lab/").content.decode()
-    rows = dict(re.findall(r'<a href="/lab/runs/(\d+)/">#\d+</a></td><td>[^<]+</td><td>([^<]+)</td>', page))
-    assert rows == {str(text.pk): "problem text", str(concepts.pk): "expert labels"}
-    assert "glove-avg on problem text" in client.get(f"/lab/runs/{text.pk}/").content.decode()
