@@ -204,4 +204,3 @@ def test_a_rebuild_that_crashes_is_failed_with_the_message_not_left_running(bank
     assert run.status == "failed"
     assert "MemoryError: out of memory in the middle of training" in run.error
     assert run.finished_at is not None and active_run() is None
-
