@@ -17,15 +17,14 @@ NOT_PAGES = {
     "problems/export/": "a file download",
     "admin/login/": "the Django admin's own page",
 }
-# More addresses worth walking: the same route in another state (add a chart's page with its query here).
-EXTRA: dict[str, list[tuple[str, str]]] = {
-    # role -> [(least role, path)]
-    "all": [
-        ("student", "/problems/?q=probability&match=any"),
-        ("ta", "/practice/class/?by=concepts"),
-        ("anonymous", "/no-such-page/"),  # the site's 404 page
-    ],
-}
+# More addresses worth walking: a route in another state, e.g. a chart's page with its query
+# ({slug} is a concept with a rule and a report). (least role, path)
+EXTRA: list[tuple[str, str]] = [
+    ("student", "/problems/?q=probability&match=any"),
+    ("ta", "/practice/class/?by=concepts"),
+    ("ta", "/lab/concepts/?concept={slug}"),  # the continuity map with a concept chosen
+    ("anonymous", "/no-such-page/"),  # the site's 404 page
+]
 ROLES = ["anonymous", "student", "ta", "head_ta", "instructor"]
 
 
@@ -37,5 +36,5 @@ def pages_for(role: str, site: dict[str, Any]) -> list[str]:
             continue
         if RANK[role] >= RANK[least] and not (role != "anonymous" and route == "login/"):
             paths.append(_path(route, site))
-    paths += [path for least, path in EXTRA["all"] if RANK[role] >= RANK[least]]
+    paths += [path.format(slug=site["slug"]) for least, path in EXTRA if RANK[role] >= RANK[least]]
     return list(dict.fromkeys(paths))
