@@ -107,7 +107,7 @@ def rule_edit(request: HttpRequest, slug: str) -> HttpResponse:
                     message=data["message"],
                     base_version=data["base_version"],
                 )
-                messages.success(request, f"Saved the rule of {concept.slug}.")
+                messages.success(request, f"Saved the rule of {concept.slug}.", extra_tags="saved")
                 return redirect("concepts:rule-edit", slug=concept.slug)
             except RuleRejected as exc:
                 form.add_error("pattern", f"Invalid pattern: {exc}")

@@ -59,6 +59,9 @@ class ProblemForm(forms.ModelForm):
         self.fields["source_id"].required = False
         self.fields["title"].required = False
         if self.instance.pk:
+            # Kept in the browser until saved (static/js/site.js), e.g. across an expired session.
+            for name in ("text", "solution"):
+                self.fields[name].widget.attrs["data-draft"] = ""
             self.fields["labels"].initial = [
                 lab.concept.slug for lab in self.instance.ground_truth_labels.select_related("concept")
             ]

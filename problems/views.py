@@ -93,7 +93,7 @@ def problem_edit(request: HttpRequest, pk: int) -> HttpResponse:
     form = ProblemForm(request.POST or None, instance=problem)
     if request.method == "POST" and form.is_valid():
         problem_save(problem=form.save(commit=False), labels=form.cleaned_data["labels"], user=request.user)
-        messages.success(request, "Problem saved.")
+        messages.success(request, "Problem saved.", extra_tags="saved")  # "saved": the page's drafts are dropped (site.js)
         return redirect("problems:detail", pk=problem.pk)
     return render(request, "problems/problem_form.html", {"form": form, "problem": problem})
 

@@ -123,6 +123,24 @@
       }
     });
   }
+  // A form with drafts, once submitted, names its page; the next page saying "saved" (a message with
+  // class saved) drops that page's drafts. A submit that ends on the login page (expired session) keeps them.
+  var pendingKey = "prob2vec-draft-pending";
+  document.addEventListener("submit", function (e) {
+    if (e.target.querySelector && e.target.querySelector("[data-draft]")) {
+      try { window.sessionStorage.setItem(pendingKey, window.location.pathname); } catch (err) { /* no storage */ }
+    }
+  });
+  try {
+    var pending = window.sessionStorage.getItem(pendingKey);
+    if (pending && document.querySelector(".messages li.saved")) {
+      Object.keys(window.localStorage).forEach(function (key) {
+        if (key.indexOf(draftPrefix + pending + "#") === 0) window.localStorage.removeItem(key);
+      });
+      window.sessionStorage.removeItem(pendingKey);
+    }
+  } catch (err) { /* no storage */ }
+
   // After htmx has set up the page, so that a restored draft's input event updates its live preview.
   if (window.htmx) {
     htmx.onLoad(draftsRestore);

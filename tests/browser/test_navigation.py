@@ -131,3 +131,26 @@ def test_on_a_phone_the_menu_button_opens_the_navigation(browser: Any, live_serv
     page.wait_for_url("**/concepts/")
     assert page.evaluate("document.scrollingElement.scrollWidth <= document.scrollingElement.clientWidth")
     context.close()
+
+
+def test_a_problem_edit_kept_as_a_draft_is_dropped_once_saved(
+    page: Any, live_server: Any, login: Any, alice: Any, problem_factory: Any
+) -> None:
+    from problems.models import Problem
+
+    problem = problem_factory("Choose 2 of 5.", title="Committee")
+    login("alice")
+    edit = f"{live_server.url}/problems/{problem.pk}/edit/"
+    page.goto(edit)
+    page.fill("#id_text", "Choose 3 of 7.")
+    page.goto(f"{live_server.url}/problems/")  # leaves without saving
+    page.goto(edit)
+    assert page.locator("#id_text").input_value() == "Choose 3 of 7."
+    assert "was restored" in page.locator(".draft-note").inner_text()
+    page.fill("#id_text", "Choose 3 of 8.")
+    page.click("form button[type=submit]:has-text('Save')")
+    page.wait_for_selector(".messages li.saved")
+    assert Problem.objects.get(pk=problem.pk).text == "Choose 3 of 8."
+    assert page.evaluate("Object.keys(localStorage).filter(k => k.startsWith('prob2vec-draft:')).length") == 0
+    page.goto(edit)
+    assert page.locator("#id_text").input_value() == "Choose 3 of 8." and page.locator(".draft-note").count() == 0
