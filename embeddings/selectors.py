@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Iterable
 
 import numpy as np
@@ -312,6 +312,7 @@ class PracticeBank:
     run_id: int | None
     released: np.ndarray  # (n,) bool
     modules: list[str | None]  # module name per row
+    concept_slugs: list[str] = field(default_factory=list)  # per concept index; bank.concept_names holds the names
 
     def module_rows(self, names: Iterable[str]) -> dict[str, np.ndarray]:
         """Rows of each module's released problems."""
@@ -378,16 +379,21 @@ def practice_bank() -> PracticeBank:
             r = row.get(int(pid))
             if r is not None:
                 vectors[r] = run_vectors[i]
-    names = [""] * len(slugs)
+    from concepts.models import Concept
+
+    # Reasons name concepts by their names ("It also brings Combinations"), never by slug.
+    display = dict(Concept.objects.filter(slug__in=list(slugs)).values_list("slug", "name"))
+    concept_slugs = [""] * len(slugs)
     for slug, i in slugs.items():
-        names[i] = slug
+        concept_slugs[i] = slug
+    names = [display.get(slug) or slug for slug in concept_slugs]
     # Titles are what recommendations name ("You solved “…”"): a problem withdrawn from students since
     # they tried it is never named to them.
     titles = [title if released else f"problem #{pid} (withdrawn)" for pid, title, released, _, _ in rows]
     bank = Bank(normalize(vectors), [frozenset(s) for s in sets], titles, names)
     practice = PracticeBank(
         ids, row, bank, np.array([bool(r[2] and r[3]) for r in rows], dtype=bool), run.pk if run else None,
-        released=np.array([bool(r[2]) for r in rows], dtype=bool), modules=[r[4] for r in rows],
+        released=np.array([bool(r[2]) for r in rows], dtype=bool), modules=[r[4] for r in rows], concept_slugs=concept_slugs,
     )
     bank.incidence  # built now, not by the first request (and before gunicorn forks its workers)
     _PRACTICE_MEMO["current"] = {"key": key, "checked": now, "counted": now, "counts": counts, "bank": practice}
@@ -405,21 +411,25 @@ def student_attempts(student: Any, practice: PracticeBank) -> list[Any]:
     return out
 
 
-def next_problem_for(student: Any, *, mode: str = "next", current_id: int | None = None, retry: bool = True) -> tuple[Any, Any] | None:
-    """(Problem, Recommendation) for a student, or None when no open problem is left."""
+def next_problem_for(
+    student: Any, *, mode: str = "next", current_id: int | None = None, recent_ids: Iterable[int] = (), retry: bool = True
+) -> tuple[Any, Any] | None:
+    """(Problem, Recommendation) for a student, or None when no open problem is left. ``recent_ids``:
+    the problems last shown to them, oldest first (the practice page remembers its offers)."""
     from embeddings.algorithms.recommend import recommend
     from problems.models import Problem
 
     practice = practice_bank()
     attempts = student_attempts(student, practice)
     current = practice.row.get(current_id) if current_id is not None else None
-    rec = recommend(practice.bank, attempts, practice.open_mask, mode=mode, current=current)
+    recent = [practice.row[pid] for pid in recent_ids if pid in practice.row]
+    rec = recommend(practice.bank, attempts, practice.open_mask, mode=mode, current=current, recent=recent)
     if rec is None:
         return None
     problem = Problem.objects.select_related("module").filter(pk=int(practice.ids[rec.problem])).first()
     if problem is None and retry:  # deleted since the bank was read: read it again
         _PRACTICE_MEMO.clear()
-        return next_problem_for(student, mode=mode, current_id=current_id, retry=False)
+        return next_problem_for(student, mode=mode, current_id=current_id, recent_ids=recent_ids, retry=False)
     return (problem, rec) if problem is not None else None
 
 
@@ -454,7 +464,7 @@ def _progress_of(student: Any, attempts: list[Any], practice: PracticeBank, modu
     from embeddings.algorithms.progress import learner_progress
 
     progress = learner_progress(practice.bank, attempts, module_rows)
-    concepts = {practice.bank.concept_names[c]: m for c, m in progress.concept_mastery.items()}
+    concepts = {practice.concept_slugs[c]: m for c, m in progress.concept_mastery.items()}
     return StudentProgress(student, progress, last_active, concepts, progress.module_mastery)
 
 

@@ -266,6 +266,8 @@ def problem_similar(request: HttpRequest, pk: int) -> HttpResponse:
 # --- practice (students) -----------------------------------------------------------------------------
 
 PRACTICE_SESSION_KEY = "practice"
+PRACTICE_RECENT_KEY = "practice_recent"  # the problems last offered, oldest first
+PRACTICE_RECENT_LENGTH = 20
 
 
 def _offer(request: HttpRequest, *, mode: str = "next", current_id: int | None = None) -> dict[str, Any] | None:
@@ -275,13 +277,16 @@ def _offer(request: HttpRequest, *, mode: str = "next", current_id: int | None =
 
     from embeddings.selectors import next_problem_for
 
-    found = next_problem_for(request.user, mode=mode, current_id=current_id)
+    recent = [pid for pid in request.session.get(PRACTICE_RECENT_KEY, []) if isinstance(pid, int)]
+    found = next_problem_for(request.user, mode=mode, current_id=current_id, recent_ids=recent)
     if found is None:
         request.session.pop(PRACTICE_SESSION_KEY, None)
         return None
     problem, rec = found
     offer = {"problem": problem.pk, "reason": rec.reason, "kind": rec.kind, "key": uuid.uuid4().hex}
     request.session[PRACTICE_SESSION_KEY] = offer
+    # Offers moved past without an attempt ("similar") are remembered too, so no two problems alternate.
+    request.session[PRACTICE_RECENT_KEY] = (recent + [problem.pk])[-PRACTICE_RECENT_LENGTH:]
     return offer
 
 
