@@ -304,6 +304,7 @@ class AttemptInput(serializers.Serializer):
 class CheckOutput(serializers.Serializer):
     verdict = serializers.CharField()
     detail = serializers.CharField()
+    read = serializers.CharField(help_text="What was read from the answer: its numbers in order (\"1365; 0.0923\"), or its words.")
 
 
 class AttemptOutput(serializers.Serializer):
@@ -356,7 +357,7 @@ def attempt_create_api(request: Request) -> Response:
         "verdict": attempt.verdict,
         "outcome": attempt.outcome,
         "answer": attempt.answer,
-        "check": {"verdict": check.verdict, "detail": check.detail} if check else None,
+        "check": {"verdict": check.verdict, "detail": check.detail, "read": check.read} if check else None,
         "created_at": attempt.created_at.isoformat(),
         "next": _next_body(student),
     }

@@ -110,3 +110,19 @@ def test_partly_says_partly(client: Any, sam: Any, course: dict[str, Any]) -> No
     client.post(reverse("embeddings:practice"), {"action": "answer", "report": "partly"})
     _, reason = offered(client)
     assert "You partly solved “" in reason and "You solved" not in reason
+
+
+@pytest.mark.django_db
+def test_feedback_repeats_what_was_read_and_checks_each_part(client: Any, sam: Any, course: dict[str, Any]) -> None:
+    from problems.models import Problem
+
+    client.force_login(sam)
+    first, _ = offered(client)
+    Problem.objects.filter(pk=first).update(answer="1365; 0.0923")
+    page = client.post(reverse("embeddings:practice"), {"action": "answer", "answer": "1365, 0.0923"}).content.decode()
+    assert "Correct!" in page and "we read <strong>1365; 0.0923</strong>" in page and "<code>1365, 0.0923</code>" in page
+    assert "<strong>Answer:</strong>" in page  # the module is open for practice: the answer is shown
+    second, _ = offered(client)
+    Problem.objects.filter(pk=second).update(answer="0.00144")
+    page = client.post(reverse("embeddings:practice"), {"action": "answer", "answer": "0.002"}).content.decode()
+    assert "Not quite." in page and "we read <strong>0.002</strong>" in page

@@ -34,6 +34,7 @@ def test_a_student_with_a_token_practises_through_the_api(sam: Any, course: dict
     assert wrong.status_code == 201
     attempt = wrong.json()
     assert attempt["verdict"] == "incorrect" and attempt["outcome"] == 0.0 and attempt["check"]["verdict"] == "incorrect"
+    assert attempt["check"]["read"] and attempt["check"]["read"] in attempt["answer"].replace(",", ";")
     stored = Attempt.objects.get(pk=attempt["id"])
     assert stored.student == sam and stored.recommended_because == body["reason"]
     retry = attempt["next"]
