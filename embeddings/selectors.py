@@ -521,3 +521,59 @@ def student_progress(student: Any) -> tuple[StudentProgress, list[Any]]:
     attempts = list(Attempt.objects.filter(student=student).select_related("problem", "problem__module").order_by("-created_at", "-id"))
     progress = _progress_of(student, student_attempts(student, practice), practice, practice.module_rows(modules), attempts[0].created_at if attempts else None)
     return progress, attempts
+
+
+# --- the active embedding, named on every page that uses it -------------------------------------------
+
+_ACCURACY_MEMO: dict[tuple[int, str], dict[str, Any] | None] = {}
+
+
+def run_accuracy(run_id: int) -> dict[str, Any] | None:
+    """A finished run's triplet accuracy on the accepted triplets: {accuracy, correct, triplets}, or None
+    without accepted triplets. Kept in memory per (run, state of the accepted triplets)."""
+    from django.db.models import Count, Max
+
+    from embeddings.algorithms.metrics import triplet_correct
+
+    state = SimilarityTriplet.objects.filter(status=TripletStatus.ACCEPTED).aggregate(n=Count("id"), top=Max("id"), last=Max("decided_at"))
+    key = (run_id, repr(state))
+    if key in _ACCURACY_MEMO:
+        return _ACCURACY_MEMO[key]
+    triplets = accepted_triplets()
+    run = EmbeddingRun.objects.filter(pk=run_id, status=JobStatus.DONE).first()
+    result = None
+    if triplets and run is not None:
+        ids, vectors = run_arrays(run)
+        rows = triplet_rows(triplets, ids)
+        correct = triplet_correct(vectors, np.where(rows < 0, 0, rows)) & (rows >= 0).all(axis=1)
+        result = {"accuracy": float(correct.mean()), "correct": int(correct.sum()), "triplets": len(triplets)}
+    if len(_ACCURACY_MEMO) > 256:
+        _ACCURACY_MEMO.clear()
+    _ACCURACY_MEMO[key] = result
+    return result
+
+
+@dataclass
+class ActiveSummary:
+    run: EmbeddingRun | None
+    accuracy: dict[str, Any] | None
+    default: tuple[str, str]
+    activated_by: Any
+
+    @property
+    def is_default(self) -> bool:
+        return self.run is not None and (self.run.method, self.run.source) == self.default
+
+
+def active_embedding_summary() -> ActiveSummary:
+    """The active run (without its blobs), its triplet accuracy, the site default, and who made it active."""
+    from embeddings.services import embedding_default_get
+
+    active = (
+        ActiveEmbedding.objects.select_related("run", "activated_by")
+        .defer("run__vectors", "run__problem_ids", "run__concept_vectors")
+        .filter(pk=1)
+        .first()
+    )
+    run = active.run if active else None
+    return ActiveSummary(run, run_accuracy(run.pk) if run else None, embedding_default_get(), active.activated_by if active else None)

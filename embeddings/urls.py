@@ -16,6 +16,8 @@ urlpatterns = [
     path("lab/", views.lab_home, name="lab"),
     path("lab/runs/<int:pk>/", views.lab_run, name="lab-run"),
     path("lab/runs/<int:pk>/cancel/", views.lab_run_cancel, name="lab-run-cancel"),
+    path("lab/runs/<int:pk>/activate/", views.lab_run_activate, name="lab-run-activate"),
+    path("lab/default/", views.lab_default, name="lab-default"),
     path("lab/concepts/", views.lab_concepts, name="lab-concepts"),
     path("lab/problems/<int:pk>/similar/", views.problem_similar, name="problem-similar"),
 ]

@@ -170,12 +170,22 @@ def lab_home(request: HttpRequest) -> HttpResponse:
                 break
             started += 1
         else:
-            messages.success(request, f"{started} rebuilds queued (identical inputs reuse earlier runs).")
+            from embeddings.services import embedding_default_get
+
+            method, source = embedding_default_get()
+            messages.success(
+                request,
+                f"{started} rebuilds queued (identical inputs reuse earlier runs). The active embedding changes only "
+                f"when a new {method} run on {source} finishes; make any other run active from its page.",
+            )
         return redirect("embeddings:lab")
     runs = recent_runs()
     template = "embeddings/lab.html"
     if request.htmx and request.htmx.target == "lab-runs":
-        return render(request, template + "#lab-runs", {"runs": runs})
+        from embeddings.models import ActiveEmbedding
+
+        active_run_id = ActiveEmbedding.objects.filter(pk=1).values_list("run_id", flat=True).first()
+        return render(request, template + "#lab-runs", {"runs": runs, "active_run_id": active_run_id})
     triplets = accepted_triplets()
     table = triplet_results(triplets)
     rows = []
@@ -185,10 +195,14 @@ def lab_home(request: HttpRequest) -> HttpResponse:
         cells = [(s, s in sources, table.get(name, {}).get(s)) for s in [*CONCEPT_SOURCES, TEXT_SOURCE]]
         rows.append({"name": name, "label": method.label, "kind": method.kind, "cells": cells})
     histogram = gap_histogram(triplets)
+    from embeddings.selectors import active_embedding_summary
+
+    summary = active_embedding_summary()
     return render(
         request,
         template,
-        {"rows": rows, "triplets": len(triplets), "runs": runs, "histogram": _histogram_svg(histogram), "methods": METHODS},
+        {"rows": rows, "triplets": len(triplets), "runs": runs, "histogram": _histogram_svg(histogram), "methods": METHODS,
+         "summary": summary, "sources": CONCEPT_SOURCES, "active_run_id": summary.run.pk if summary.run else None},
     )
 
 
@@ -216,8 +230,41 @@ def lab_run(request: HttpRequest, pk: int) -> HttpResponse:
         raise Http404("No such run")
     template = "embeddings/lab_run.html"
     if request.htmx:
-        template += "#run-status"
-    return render(request, template, {"run": run})
+        return render(request, template + "#run-status", {"run": run})
+    from embeddings.selectors import active_embedding_summary, run_accuracy
+
+    accuracy = run_accuracy(run.pk) if run.status == "done" else None
+    return render(request, template, {"run": run, "accuracy": accuracy, "summary": active_embedding_summary()})
+
+
+@permission_required("embeddings.change_activeembedding")
+@require_POST
+def lab_run_activate(request: HttpRequest, pk: int) -> HttpResponse:
+    """ "Make active": the one way a run other than the site default's newest becomes the active embedding."""
+    from embeddings.services import EmbeddingPolicyError, embedding_activate
+
+    try:
+        run = embedding_activate(run_id=pk, user=request.user)
+    except EmbeddingPolicyError as exc:
+        messages.error(request, str(exc))
+    else:
+        messages.success(request, f"Run #{run.pk} ({run.method} on {run.get_source_display()}) is now the active embedding.")
+    return redirect("embeddings:lab-run", pk=pk)
+
+
+@permission_required("embeddings.change_activeembedding")
+@require_POST
+def lab_default(request: HttpRequest) -> HttpResponse:
+    """The instructor's site default: (method, source) whose finished runs become active by themselves."""
+    from embeddings.services import EmbeddingPolicyError, embedding_default_set
+
+    try:
+        method, source = embedding_default_set(method=request.POST.get("method", ""), source=request.POST.get("source", ""), user=request.user)
+    except EmbeddingPolicyError as exc:
+        messages.error(request, str(exc))
+    else:
+        messages.success(request, f"Site default: {method} on {source}. Its next finished run becomes active; the active run is unchanged until then.")
+    return redirect("embeddings:lab")
 
 
 @permission_required("embeddings.add_embeddingrun")
