@@ -8,7 +8,10 @@ What it measures
       - labels: the expert labels (unlabelled problems have none);
       - rules:  problems/demo_course/rules.json over every text (concepts.extraction);
       - hybrid: rules plus the learned extractor (concepts.learned.cross_fit: labelled problems are
-                scored out of fold, so no problem's own labels leak into its concepts).
+                scored out of fold, so no problem's own labels leak into its concepts);
+      - unseen: each book's problems through the rules WITHOUT that book's own branches (the demo's
+                through every rule): what the starter rules give on a textbook they were not
+                written from, the closest figure here to a new course's bank.
     Every concept method (embeddings.algorithms.methods, the app's own code and defaults, fallback
     included) is trained on the whole bank and judged on each book's expert triplets (all three
     problems from one chapter) and on the demo's; text methods need no concepts. Each accuracy comes
@@ -52,7 +55,7 @@ from embeddings.algorithms.text import lsa_vectors  # noqa: E402
 from problems.demo_course import DEMO_DIR, bank_files, demo_rules, read_jsonl, read_tsv  # noqa: E402
 
 OUT = ROOT / "benchmarks" / "out"
-SOURCES = ("labels", "rules", "hybrid")
+SOURCES = ("labels", "rules", "hybrid", "unseen")
 BOOK_ORDER = ("openstax", "openintro", "gs", "demo")
 
 
@@ -109,7 +112,13 @@ def source_sets(bank: Bank) -> tuple[dict[str, list[list[int]]], dict[str, objec
     info = {"hybrid_seconds": round(time.monotonic() - started, 1), "learned_concepts": len(fit.learned_concepts),
             "added": sum(len(p) for p in fit.predicted)}
     hybrid = [sorted(set(r) | p) for r, p in zip(rule_sets, fit.predicted)]
-    return {"labels": bank.sets(bank.labels), "rules": rule_sets, "hybrid": hybrid}, info
+    unseen = list(rule_sets)
+    for name in devsets.BOOKS.values():
+        rows = [i for i, b in enumerate(bank.books) if b == name]
+        without = [extraction.Rule(s, str(v["pattern"]), bool(v["ignore_case"])) for s, v in sorted(demo_rules(without=name).items())]
+        for i, found_i in zip(rows, bank.sets(extraction.extract_many([bank.texts[i] for i in rows], extraction.compile_rules(without)))):
+            unseen[i] = found_i
+    return {"labels": bank.sets(bank.labels), "rules": rule_sets, "hybrid": hybrid, "unseen": unseen}, info
 
 
 def minilm_vectors(texts: list[str]) -> np.ndarray:

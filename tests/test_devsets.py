@@ -3,6 +3,7 @@ starter rules' quality on them. Tests that need the books' text skip where ../sh
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import io
 import json
@@ -62,6 +63,7 @@ def test_each_rule_branch_says_where_it_came_from() -> None:
     # Leaving a book out drops exactly the branches that only it prompted.
     branches = [{"re": "a", "from": ["gs"]}, {"re": "b", "from": ["gs", "openstax"]}, {"re": "c", "from": ["demo"]}]
     assert join_branches(branches) == "a|b|c" and join_branches(branches, without="gs") == "b|c"
+    assert join_branches(branches, without="gs", strict=True) == "c"  # strict: also what it shares
     assert sum(len(str(r["pattern"])) for r in demo_rules().values()) > sum(len(str(r["pattern"])) for r in demo_rules(without="gs").values())
 
 
@@ -104,3 +106,57 @@ def test_the_starter_rules_hold_on_every_dev_book() -> None:
         assert result["fp_rate"] <= 0.01, book
         assert result["fn_rate"] <= 0.25, book
         assert result["no_concept"] <= 0.06, book
+
+
+# ---------------------------------------------------------------- the test splits (TEST_SETS.md)
+needs_test_sets = pytest.mark.skipif(
+    bool(devsets.missing_reason(collections=devsets.TEST_SETS)),
+    reason=devsets.missing_reason(collections=devsets.TEST_SETS) or "collections present",
+)
+
+
+@pytest.mark.parametrize("collection", list(devsets.TEST_SETS))
+def test_test_split_labels_follow_the_sample_then_the_reserve(collection: str) -> None:
+    folder = devsets.HERE / collection
+    order = folder.joinpath("sample.txt").read_text(encoding="utf-8").split() + folder.joinpath("reserve.txt").read_text(encoding="utf-8").split()
+    labels, skipped = devsets.labels(collection), devsets.skipped(collection)
+    assert len(labels) >= 55 and not set(labels) & set(skipped)
+    done = set(labels) | set(skipped)
+    assert done == set(order[: len(done)])  # labelled in order, no gaps: nothing was cherry-picked
+    assert all(concepts and set(concepts) <= SLUGS and len(set(concepts)) == len(concepts) for concepts in labels.values())
+    assert all(reason.strip() for reason in skipped.values())
+    triplets = devsets.triplets(collection)
+    assert len(triplets) >= 24 and sum(t["kind"] == "fine" for t in triplets) * 2 == len(triplets)
+    assert all(len({t["anchor"], t["positive"], t["negative"]}) == 3 and {t["anchor"], t["positive"], t["negative"]} <= set(labels) for t in triplets)
+
+
+@needs_test_sets
+@pytest.mark.parametrize("collection", list(devsets.TEST_SETS))
+def test_test_split_sample_is_reproducible_and_in_the_collection(collection: str) -> None:
+    from benchmarks.devsets import sample_test
+
+    key, quota_of = sample_test.DESIGN[collection]
+    sample, reserve = sample_test.draw(collection, key, quota_of, write=False)
+    folder = devsets.HERE / collection
+    assert sample == folder.joinpath("sample.txt").read_text(encoding="utf-8").split()
+    assert reserve == folder.joinpath("reserve.txt").read_text(encoding="utf-8").split()
+    module = {r["id"]: r["module"] for r in devsets.book_problems(collection)}
+    assert set(sample) | set(reserve) <= set(module)
+    for t in devsets.triplets(collection):
+        assert module[t["anchor"]] == module[t["positive"]] == module[t["negative"]]
+
+
+@needs_test_sets
+def test_rule_quality_reports_the_test_splits_apart() -> None:
+    from benchmarks import rule_quality
+
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        rule_quality.main(["--json"])
+    summary = json.loads(out.getvalue())
+    for name in devsets.TEST_SETS.values():
+        assert summary[name]["test_split"] is True and summary[name]["problems"] >= 55
+        assert 0 <= summary[name]["fn_rate"] <= 1 and "leave_one_book_out" not in summary[name]
+    if not devsets.missing_reason():
+        strict, lenient = summary["openstax"]["leave_one_book_out_strict"], summary["openstax"]["leave_one_book_out"]
+        assert strict["fn_rate"] >= lenient["fn_rate"]  # strict leaves out more branches

@@ -23,6 +23,11 @@ BOOKS = {
     "openintro-statistics-4e": "openintro",
     "grinstead-snell-probability": "gs",
 }
+# Test splits (TEST_SETS.md): collections the rules were never written from; measured, never tuned on.
+TEST_SETS = {
+    "theoremqa-probability-statistics": "theoremqa",
+    "math-counting-probability": "math",
+}
 
 
 def shared_data_dir() -> Path:
@@ -30,10 +35,10 @@ def shared_data_dir() -> Path:
     return Path(os.environ.get("PROB2VEC_SHARED_DATA") or ROOT.parent / "shared" / "data")
 
 
-def missing_reason(shared: Path | None = None) -> str:
-    """Why the dev sets cannot be used here, or "" when every book's problems are present."""
+def missing_reason(shared: Path | None = None, collections: dict[str, str] = BOOKS) -> str:
+    """Why the dev sets (or ``collections``) cannot be used here, or "" when all their problems are present."""
     shared = shared or shared_data_dir()
-    absent = [book for book in BOOKS if not (shared / book / "problems.jsonl").exists()]
+    absent = [book for book in collections if not (shared / book / "problems.jsonl").exists()]
     if absent:
         return f"the public collections are not at {shared} (missing: {', '.join(absent)}); set PROB2VEC_SHARED_DATA"
     return ""

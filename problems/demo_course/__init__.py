@@ -49,19 +49,26 @@ def demo_rule_branches() -> dict[str, dict[str, object]]:
     return json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
 
 
-def join_branches(branches: list[dict[str, object]], without: str = "") -> str:
-    """One pattern of the branches' alternatives, leaving out those whose only origin is ``without``."""
-    return "|".join(str(b["re"]) for b in branches if not without or set(b["from"]) - {without})  # type: ignore[arg-type]
+def join_branches(branches: list[dict[str, object]], without: str = "", strict: bool = False) -> str:
+    """One pattern of the branches' alternatives, leaving out those whose only origin is ``without``
+    (``strict``: every branch that names ``without`` among its origins)."""
+
+    def kept(b: dict[str, object]) -> bool:
+        origins = set(b["from"])  # type: ignore[arg-type]
+        return not without or (without not in origins if strict else bool(origins - {without}))
+
+    return "|".join(str(b["re"]) for b in branches if kept(b))
 
 
-def demo_rules(without: str = "") -> dict[str, dict[str, object]]:
+def demo_rules(without: str = "", strict: bool = False) -> dict[str, dict[str, object]]:
     """The demo course's concept rules, slug -> {pattern, ignore_case} (what `rules_load` takes).
 
-    ``without`` names a dev book: its own branches are left out (a rule left empty is dropped).
+    ``without`` names a dev book: its own branches are left out (a rule left empty is dropped);
+    ``strict`` also leaves out the branches it shares with other origins.
     """
     rules = {}
     for slug, spec in demo_rule_branches().items():
-        pattern = join_branches(spec["branches"], without)  # type: ignore[arg-type]
+        pattern = join_branches(spec["branches"], without, strict)  # type: ignore[arg-type]
         if pattern:
             rules[slug] = {"pattern": pattern, "ignore_case": bool(spec.get("ignore_case", True))}
     return rules
