@@ -11,6 +11,7 @@ urlpatterns = [
     path("triplets/<int:pk>/", views.triplet_detail, name="triplet-detail"),
     path("triplets/<int:pk>/decide/", views.triplet_decide_view, name="triplet-decide"),
     path("practice/", views.practice, name="practice"),
+    path("practice/progress/", views.my_progress, name="my-progress"),
     path("practice/class/", views.practice_class, name="practice-class"),
     path("practice/class/students/<int:student_id>/", views.practice_student, name="practice-student"),
     path("lab/", views.lab_home, name="lab"),

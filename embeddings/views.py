@@ -447,3 +447,44 @@ def practice_student(request: HttpRequest, student_id: int) -> HttpResponse:
         "modules": [(name, heat_cell(m)) for name, m in progress.modules.items()],
         "next": next_problem_for(student),
     })
+
+
+# --- my progress (a student's own page) ---------------------------------------------------------------
+
+
+def _bar(value: float) -> dict[str, Any]:
+    """A mastery bar for the SVG picture, and the figure the table reads without it."""
+    value = min(1.0, max(0.0, float(value)))
+    return {"value": value, "percent": round(100 * value), "width": round(160 * value, 1), "hue": round(120 * value)}
+
+
+@login_required
+@require_GET
+def my_progress(request: HttpRequest) -> HttpResponse:
+    """The signed-in student's own progress: mastery per module and concept (bars), recent attempts, what next."""
+    from concepts.models import Concept
+    from embeddings.algorithms.recommend import Policy
+    from embeddings.selectors import next_problem_for, student_progress
+
+    progress, attempts = student_progress(request.user)
+    concepts = {slug: (name, module) for slug, name, module in Concept.objects.values_list("slug", "name", "module__name")}
+    level = Policy().mastery_level
+    concept_rows = sorted(
+        ({"slug": slug, "name": concepts.get(slug, (slug, ""))[0], "module": concepts.get(slug, ("", ""))[1] or "", "bar": _bar(m), "mastered": m >= level}
+         for slug, m in progress.concepts.items()),
+        key=lambda r: (r["bar"]["value"], r["name"]),
+    )
+    recent = [
+        {"attempt": a, "title": a.problem.title if a.problem.released else f"problem #{a.problem_id} (withdrawn)", "visible": a.problem.released}
+        for a in attempts[:20]
+    ]
+    return render(request, "embeddings/my_progress.html", {
+        "progress": progress,
+        "modules": [{"name": name, "bar": _bar(m)} for name, m in progress.modules.items()],
+        "concepts": concept_rows,
+        "to_practise": [r for r in concept_rows if not r["mastered"]][:3],
+        "mastery_level": round(100 * level),
+        "recent": recent,
+        "attempt_count": len(attempts),
+        "next": next_problem_for(request.user),
+    })

@@ -753,9 +753,12 @@ def _within(expected: _Number, rel_tol: float, abs_tol: float) -> str:
 
 def _read_text(reading: _Reading, given: str) -> str:
     """What was read from the student's input, for the feedback."""
+    def shown(n: _Number) -> str:  # every digit typed (up to 12 significant), never 9.87654e+08 for 987654321
+        return f"{n.written:.12g}%" if n.percent else f"{n.value:.12g}"
+
     if reading.formula and reading.numbers:
-        return f"{' '.join(given.split())} = {reading.numbers[0]}"
-    return "; ".join(str(n) for n in reading.numbers)
+        return f"{' '.join(given.split())} = {shown(reading.numbers[0])}"
+    return "; ".join(shown(n) for n in reading.numbers)
 
 
 def _check_numbers(given: str, expected: str, reading: _Reading, rel_tol: float, abs_tol: float) -> AnswerCheck:
