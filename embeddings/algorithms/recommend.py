@@ -241,10 +241,11 @@ def recommend(
     verb = _verb(tried.outcome)
     if tried.outcome < 0.5:
         known = mastered | bank.concepts[anchor]
-        same_mixture = _new_counts(bank, candidates, known) == 0
-        # The same mixture at a positive cosine first; then any positive cosine; then the same mixture.
+        new_counts = _new_counts(bank, candidates, known)
+        # The same mixture at a positive cosine first; then the fewest concepts beyond it (the load a
+        # retry adds), at a positive cosine before any other, the most similar first.
         positive = sims > 0
-        j, new, sim, p = chosen(_best(candidates, positive & same_mixture, positive, same_mixture, sims, success), known)
+        j, new, sim, p = chosen(_best(candidates, positive & (new_counts == 0), -new_counts, positive, sims, success), known)
         extra = f" It also brings {_names(bank, new)}." if new else ""
         if sim > 0:
             reason = f"{skipped}You {verb} “{title}”; this one practises the same ideas (similarity {sim:.2f}).{extra}"

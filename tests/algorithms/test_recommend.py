@@ -109,8 +109,8 @@ def reference_choice(bank: Bank, attempts: list[Attempt], eligible: np.ndarray) 
     sim = {j: float(bank.vectors[j] @ bank.vectors[last.problem]) for j in candidates}
     if last.outcome < 0.5:
         known = mastered | bank.concepts[last.problem]
-        same = {j: not bank.concepts[j] - known for j in candidates}
-        return max(candidates, key=lambda j: (sim[j] > 0 and same[j], sim[j] > 0, same[j], sim[j], success[j], -j))
+        extra = {j: len(bank.concepts[j] - known) for j in candidates}
+        return max(candidates, key=lambda j: (sim[j] > 0 and extra[j] == 0, -extra[j], sim[j] > 0, sim[j], success[j], -j))
     new = {j: len(bank.concepts[j] - mastered) for j in candidates}
     one = [j for j in candidates if new[j] == 1]
     if one:
