@@ -14,7 +14,7 @@ from typing import Any, Iterator
 import pytest
 from django.urls import reverse
 
-from tests.processes import ROOT, Process, _env, celery_app_on, celery_worker, filesystem_broker, free_port, wait_for
+from tests.processes import Process, _env, celery_app_on, celery_worker, filesystem_broker, free_port, wait_for
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 
@@ -127,4 +127,3 @@ def _alive(pid: int) -> bool:
     return bool(status) and not status.startswith("Z")
 
 
-_ = ROOT  # noqa: F841
