@@ -23,8 +23,12 @@ What it measures
     held-out book; finally the grid is scored on all three books' triplets, which is how the shipped
     defaults were picked. Demo triplets are never used for choosing.
 
+    --test-splits adds the TheoremQA and MATH test splits (benchmarks/devsets/TEST_SETS.md) to the
+    bank and measures their triplets too: the rules were never written from them, so their "rules"
+    column is the unseen-text figure. Never choose anything on them.
+
 How to run (from the project folder; pure code, no database)
-    .venv/bin/python benchmarks/devset_table1.py [--methods prob2vec,onehot,blend,minilm] [--cv] [--json]
+    .venv/bin/python benchmarks/devset_table1.py [--methods prob2vec,onehot,blend,minilm] [--cv] [--test-splits] [--json]
 
 MiniLM vectors are cached in benchmarks/out/ (it takes minutes on a laptop CPU); the books are read
 from ../shared/data (or $PROB2VEC_SHARED_DATA), and the script stops with a message without them.
@@ -72,7 +76,9 @@ class Bank:
         return [sorted(col[s] for s in (f or [])) for f in found]
 
 
-def load_bank() -> Bank:
+def load_bank(test_splits: bool = False) -> Bank:
+    """The demo course and the three dev books (every problem); ``test_splits`` adds the TheoremQA and
+    MATH collections, whose labels and triplets are only ever measured (TEST_SETS.md)."""
     bank = Bank(slugs=sorted(row["slug"] for row in read_tsv("concepts.tsv")))
     keys: dict[tuple[str, str], int] = {}
     for path in bank_files():
@@ -81,7 +87,8 @@ def load_bank() -> Bank:
             bank.texts.append(str(r["text"]))
             bank.books.append("demo")
             bank.labels.append(list(r["labels"]))  # type: ignore[arg-type]
-    for book, name in devsets.BOOKS.items():
+    collections = {**devsets.BOOKS, **(devsets.TEST_SETS if test_splits else {})}
+    for book, name in collections.items():
         truth = devsets.labels(book)
         for r in devsets.book_problems(book):
             keys[(name, r["id"])] = len(bank.texts)
@@ -215,6 +222,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--methods", default="prob2vec,onehot,blend,svd-cds,minilm", help="comma-separated, or all")
     parser.add_argument("--cv", action="store_true", help="also run the cross-validation that chose the defaults")
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--test-splits", action="store_true",
+                        help="also import and measure the test splits (TheoremQA, MATH; TEST_SETS.md): never tune on them")
     args = parser.parse_args(argv)
     reason = devsets.missing_reason()
     if reason:
@@ -222,7 +231,11 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     methods = list(METHODS) if args.methods == "all" else args.methods.split(",")
     started = time.monotonic()
-    bank = load_bank()
+    if args.test_splits and devsets.missing_reason(collections=devsets.TEST_SETS):
+        print(f"skipped: {devsets.missing_reason(collections=devsets.TEST_SETS)}")
+        return 0
+    bank = load_bank(test_splits=args.test_splits)
+    order = [*BOOK_ORDER, *(devsets.TEST_SETS.values() if args.test_splits else ())]
     sets, info = source_sets(bank)
     text = lsa_vectors(bank.texts, dim=int(METHODS["prob2vec"].defaults["text_dim"]))
     results = table1(bank, sets, methods, text)
@@ -232,11 +245,12 @@ def main(argv: list[str] | None = None) -> int:
                           "results": results, "cv": cv}, indent=1, default=str))
         return 0
     no_concepts = {s: sum(1 for b in BOOK_ORDER[:3] for row in bank.triplets[b] for i in row if not sets[s][i]) for s in SOURCES}
-    print(f"bank: {len(bank.texts)} problems; triplets: " + ", ".join(f"{b} {len(bank.triplets[b])}" for b in BOOK_ORDER))
+    print(f"bank: {len(bank.texts)} problems; triplets: " + ", ".join(f"{b} {len(bank.triplets[b])}" for b in order))
     print(f"hybrid: {info['learned_concepts']} concepts learned, {info['added']} concepts added, {info['hybrid_seconds']} s")
     print("triplet members without concepts (dev books): " + ", ".join(f"{s} {n}" for s, n in no_concepts.items()))
-    for book in BOOK_ORDER:
-        print(f"\n{book} ({len(bank.triplets[book])} triplets): accuracy % [95% bootstrap interval]")
+    for book in order:
+        split = " (TEST split: rules never written from it, so its 'rules' are 'unseen')" if book in devsets.TEST_SETS.values() else ""
+        print(f"\n{book} ({len(bank.triplets[book])} triplets){split}: accuracy % [95% bootstrap interval]")
         print(f"  {'method':24} " + " ".join(f"{s:>18}" for s in (*SOURCES, "text")))
         for method in methods:
             cells = []

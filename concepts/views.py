@@ -306,27 +306,21 @@ def reports(request: HttpRequest) -> HttpResponse:
         return redirect("concepts:report", pk=report.pk)
     from concepts.models import ExtractorReport
 
+    from concepts.charts import report_history_chart
+
     history = report_history()
+    # A concept of the history, else the average over concepts; an unknown slug draws an empty chart, not an error.
+    concept = request.GET.get("concept", "")[:100]
+    chart, chart_rows = report_history_chart(history, concept)
+    concepts_in_history = sorted({slug for r in history for slug in (r.concepts or {})})
     return render(
         request,
         "concepts/reports.html",
-        {"form": form, "reports": ExtractorReport.objects.select_related("created_by")[:30], "chart": _chart(history)},
+        {
+            "form": form, "reports": ExtractorReport.objects.select_related("created_by")[:30], "chart": chart,
+            "chart_rows": chart_rows, "concept": concept, "history_concepts": concepts_in_history,
+        },
     )
-
-
-def _chart(history: list[Any]) -> dict[str, Any]:
-    """Points of an SVG line chart of the average FP and FN rates over past reports."""
-    done = [r for r in history if r.fp_rate is not None and r.fn_rate is not None]
-    if len(done) < 1:
-        return {}
-    top = max(max(r.fn_rate for r in done), max(r.fp_rate for r in done), 0.01)
-    width, height = 600, 160
-    step = width / max(len(done) - 1, 1)
-
-    def points(attr: str) -> str:
-        return " ".join(f"{i * step:.1f},{height - getattr(r, attr) / top * height:.1f}" for i, r in enumerate(done))
-
-    return {"fp": points("fp_rate"), "fn": points("fn_rate"), "top": top, "n": len(done), "width": width, "height": height}
 
 
 @permission_required("concepts.view_extractorreport")
@@ -337,7 +331,12 @@ def report_detail(request: HttpRequest, pk: int) -> HttpResponse:
     if request.htmx:
         template += "#run-status"
     rows = sorted(report.concepts.items(), key=lambda kv: (-(kv[1]["fn_rate"] or 0), kv[0]))
-    return render(request, template, {"report": report, "run": report, "rows": rows})
+    context: dict[str, Any] = {"report": report, "run": report, "rows": rows}
+    if report.status == "done" and not request.htmx:
+        from concepts.charts import report_concepts_chart
+
+        context["chart"], context["chart_left_out"] = report_concepts_chart(report, rows)
+    return render(request, template, context)
 
 
 @permission_required("concepts.view_extractorreport")
@@ -479,10 +478,12 @@ def label_agreement(request: HttpRequest) -> HttpResponse:
     rated = [r for r in rows if r.problems and r.alpha is not None]
     mean_alpha = sum(r.alpha for r in rated) / len(rated) if rated else None
     rows = sorted(rows, key=lambda r: (r.alpha is None, r.alpha if r.alpha is not None else 0))
+    from concepts.charts import agreement_chart
+
     return render(
         request,
         "concepts/label_agreement.html",
-        {"rows": rows, "problems": problems, "annotators": annotators, "mean_alpha": mean_alpha, "rated": len(rated)},
+        {"rows": rows, "problems": problems, "annotators": annotators, "mean_alpha": mean_alpha, "rated": len(rated), "chart": agreement_chart(rows)},
     )
 
 
@@ -583,7 +584,10 @@ def neural_experiment_detail(request: HttpRequest, pk: int) -> HttpResponse:
     if request.htmx:
         return render(request, "concepts/neural_experiment.html#run-status", context)
     if experiment.status == "done":
+        from concepts.charts import neural_chart
+
         context["table"] = _neural_table(experiment)
+        context["chart"] = neural_chart(context["table"])
         context["lists"] = neural_suggestion_lists(experiment)
     return render(request, "concepts/neural_experiment.html", context)
 

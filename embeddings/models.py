@@ -77,6 +77,7 @@ class EmbeddingRun(BackgroundJob):
     extraction_run = models.ForeignKey("concepts.ExtractionRun", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     progress = models.FloatField(default=0.0)
     loss = models.FloatField(null=True, blank=True)
+    losses = models.JSONField(default=list, blank=True, help_text="Training loss after each epoch, in order (empty for methods that do not train).")
     notes = models.JSONField(default=dict, blank=True, help_text="What the run used, e.g. which word vectors.")
     timings = models.JSONField(default=dict, blank=True, help_text="Milliseconds per step.")
     problems = models.PositiveIntegerField(default=0)

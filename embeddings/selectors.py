@@ -148,7 +148,7 @@ def latest_done_runs() -> dict[tuple[str, str], EmbeddingRun]:
     from embeddings.algorithms.methods import METHODS
 
     out: dict[tuple[str, str], EmbeddingRun] = {}
-    for run in EmbeddingRun.objects.filter(status=JobStatus.DONE).order_by("-id").defer("vectors", "problem_ids", "concept_vectors"):
+    for run in EmbeddingRun.objects.filter(status=JobStatus.DONE).order_by("-id").defer("vectors", "problem_ids", "concept_vectors", "losses"):
         if run.method not in METHODS:
             continue
         source = TEXT_SOURCE if METHODS[run.method].kind == "text" else run.source
@@ -157,7 +157,7 @@ def latest_done_runs() -> dict[tuple[str, str], EmbeddingRun]:
 
 
 def recent_runs(limit: int = 40) -> list[EmbeddingRun]:
-    return list(EmbeddingRun.objects.select_related("created_by").defer("vectors", "problem_ids", "concept_vectors")[:limit])
+    return list(EmbeddingRun.objects.select_related("created_by").defer("vectors", "problem_ids", "concept_vectors", "losses")[:limit])
 
 
 def triplet_rows(triplets: list[tuple[int, int, int]], ids: np.ndarray) -> np.ndarray:
@@ -296,6 +296,40 @@ def concept_neighbours(slug: str, k: int = 10) -> tuple[EmbeddingRun | None, lis
     vectors = run_concept_vectors(run)
     idx, scores = nearest_concepts(vectors, run.concept_slugs.index(slug), k)
     return run, [(run.concept_slugs[int(i)], float(s)) for i, s in zip(idx, scores)]
+
+
+@dataclass
+class MapPoint:
+    slug: str
+    module: str  # "" for a concept with no module
+    module_order: int
+    x: float
+    y: float
+
+
+def concept_map(run: EmbeddingRun | None = None) -> tuple[EmbeddingRun | None, list[MapPoint]]:
+    """Every concept of the active run (or `run`) projected to 2-D: PCA of the unit-length concept vectors,
+    so the distances on the map follow the cosines the continuity table ranks by."""
+    from concepts.models import Concept
+    from embeddings.algorithms.projection import pca_2d
+
+    run = run or active_run()
+    if run is None:
+        return None, []
+    vectors = run_concept_vectors(run)
+    if vectors is None or not len(vectors):
+        return run, []
+    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+    xy = pca_2d(vectors / np.where(norms == 0, 1, norms))
+    modules = {
+        slug: (name or "", order if order is not None else 10**6)
+        for slug, name, order in Concept.objects.filter(slug__in=run.concept_slugs).values_list("slug", "module__name", "module__order")
+    }
+    points = [
+        MapPoint(slug, *modules.get(slug, ("", 10**6)), float(xy[i, 0]), float(xy[i, 1]))
+        for i, slug in enumerate(run.concept_slugs)
+    ]
+    return run, points
 
 
 # --- practice: the recommender over the active embedding -----------------------------------------

@@ -311,8 +311,11 @@ def embedding_run_execute(*, run_id: int, redelivered: bool = False) -> None:
     run = EmbeddingRun.objects.get(id=run_id)
     timings: dict[str, float] = {}
     last_report = [0.0]
+    losses: list[float] = []  # every epoch's loss, for the run page's curve (the row gets them when the run ends)
 
     def on_progress(fraction: float, loss: float | None) -> None:
+        if loss is not None:
+            losses.append(float(loss))
         now = time.monotonic()
         if now - last_report[0] < 0.5:  # a row update at most twice a second
             return
@@ -345,6 +348,7 @@ def embedding_run_execute(*, run_id: int, redelivered: bool = False) -> None:
         status=JobStatus.DONE,
         progress=1.0,
         loss=result.loss,
+        losses=losses,
         notes=result.notes,
         timings=timings,
         problems=len(ids),

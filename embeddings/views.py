@@ -185,7 +185,7 @@ def lab_home(request: HttpRequest) -> HttpResponse:
         from embeddings.models import ActiveEmbedding
 
         active_run_id = ActiveEmbedding.objects.filter(pk=1).values_list("run_id", flat=True).first()
-        return render(request, template + "#lab-runs", {"runs": runs, "active_run_id": active_run_id})
+        return render(request, template + "#lab-runs", {"runs": runs, "active_run_id": active_run_id, "text_methods": _text_methods()})
     triplets = accepted_triplets()
     table = triplet_results(triplets)
     rows = []
@@ -194,30 +194,26 @@ def lab_home(request: HttpRequest) -> HttpResponse:
         # One cell per column of Table 1: (source, applies to this method, {accuracy, low, high} or None).
         cells = [(s, s in sources, table.get(name, {}).get(s)) for s in [*CONCEPT_SOURCES, TEXT_SOURCE]]
         rows.append({"name": name, "label": method.label, "kind": method.kind, "cells": cells})
-    histogram = gap_histogram(triplets)
+    from embeddings.charts import accuracy_chart, gap_histogram_charts
     from embeddings.selectors import active_embedding_summary
 
     summary = active_embedding_summary()
     return render(
         request,
         template,
-        {"rows": rows, "triplets": len(triplets), "runs": runs, "histogram": _histogram_svg(histogram), "methods": METHODS,
-         "summary": summary, "sources": CONCEPT_SOURCES, "active_run_id": summary.run.pk if summary.run else None},
+        {
+            "rows": rows, "triplets": len(triplets), "runs": runs, "histogram": gap_histogram_charts(gap_histogram(triplets)),
+            "accuracy_chart": accuracy_chart(rows), "methods": METHODS, "text_methods": _text_methods(),
+            "summary": summary, "sources": CONCEPT_SOURCES, "active_run_id": summary.run.pk if summary.run else None,
+        },
     )
 
 
-def _histogram_svg(histogram: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Bars for each method: one bar per gap bin, its wrongly ordered triplets drawn in red."""
-    out = []
-    for h in histogram:
-        top = max(h["counts"]) or 1
-        bars = []
-        for i, (count, errors) in enumerate(zip(h["counts"], h["errors"])):
-            height, err = 60 * count / top, 60 * errors / top
-            bars.append({"x": i * 22, "h": round(height, 1), "y": round(60 - height, 1), "eh": round(err, 1), "ey": round(60 - err, 1),
-                         "count": count, "errors": errors, "lo": h["edges"][i], "hi": h["edges"][i + 1]})
-        out.append({"method": h["method"], "source": h["source"], "bars": bars, "errors": sum(h["errors"]), "total": sum(h["counts"])})
-    return out
+def _text_methods() -> list[str]:
+    """Methods that read the text only: their runs have no concept source to show."""
+    from embeddings.algorithms.methods import METHODS
+
+    return [name for name, m in METHODS.items() if m.kind == "text"]
 
 
 @permission_required("embeddings.view_embeddingrun")
@@ -228,13 +224,18 @@ def lab_run(request: HttpRequest, pk: int) -> HttpResponse:
     run = EmbeddingRun.objects.defer("vectors", "problem_ids", "concept_vectors").filter(pk=pk).first()
     if run is None:
         raise Http404("No such run")
+    from embeddings.charts import loss_chart
+
     template = "embeddings/lab_run.html"
+    context = {"run": run, "text_methods": _text_methods(), "loss_chart": loss_chart(run.losses) if run.losses else None}
     if request.htmx:
-        return render(request, template + "#run-status", {"run": run})
+        # it carries the loss curve, so the poll that sees the run finish shows it
+        return render(request, template + "#run-status", context)
     from embeddings.selectors import active_embedding_summary, run_accuracy
 
-    accuracy = run_accuracy(run.pk) if run.status == "done" else None
-    return render(request, template, {"run": run, "accuracy": accuracy, "summary": active_embedding_summary()})
+    context["accuracy"] = run_accuracy(run.pk) if run.status == "done" else None
+    context["summary"] = active_embedding_summary()
+    return render(request, template, context)
 
 
 @permission_required("embeddings.change_activeembedding")
@@ -287,13 +288,18 @@ def lab_concepts(request: HttpRequest) -> HttpResponse:
     from concepts.models import Concept
     from embeddings.selectors import concept_neighbours
 
-    slug = request.GET.get("concept", "")
+    from embeddings.charts import concept_map_chart
+    from embeddings.selectors import concept_map
+
+    slug = request.GET.get("concept", "")[:100]
     k = min(whole_number(request.GET.get("k", "")) or 10, 100)
     run, neighbours = concept_neighbours(slug, k=k) if slug else (None, [])
+    run, points = concept_map(run)
+    chart = concept_map_chart(points, selected=slug, neighbours=[name for name, _ in neighbours], base_url=request.path) if points else None
     return render(
         request,
         "embeddings/lab_concepts.html",
-        {"concepts": Concept.objects.select_related("module"), "slug": slug, "neighbours": neighbours, "run": run},
+        {"concepts": Concept.objects.select_related("module"), "slug": slug, "neighbours": neighbours, "run": run, "chart": chart, "points": points},
     )
 
 

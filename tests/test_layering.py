@@ -32,6 +32,9 @@ PURE_MODULES = [
     "concepts/neural/network.py",
     "concepts/neural/schemes.py",
     "concepts/neural/experiment.py",
+    "charts/geometry.py",
+    "charts/figures.py",
+    "embeddings/algorithms/projection.py",
 ]
 FORBIDDEN = ("django", "rest_framework", "celery", "problems.models", "concepts.models", "embeddings.models")
 

@@ -37,7 +37,7 @@ def test_a_ta_watches_an_experiment_finish_and_accepts_a_neural_suggestion(
     )
     page.wait_for_selector("#table3", timeout=10_000)
     rows = page.locator("#table3 tbody tr")
-    assert rows.count() == 2 and "Negative pre-training" in rows.nth(1).inner_text() and "50%" in rows.nth(1).inner_text()
+    assert rows.count() == 2 and "Negative pre-training" in rows.nth(1).inner_text() and "50.0%" in rows.nth(1).inner_text()
     assert "Committee" in page.locator("#neural-unlabelled").inner_text()
 
     page.click("#neural-unlabelled >> text=Committee")

@@ -8,7 +8,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('embeddings', '0004_hybrid_source'),
+        ('embeddings', '0005_embeddingrun_losses'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
