@@ -28,9 +28,11 @@ setup: $(VENV)/.installed
 	$(PY) manage.py extract_concepts
 	$(PY) manage.py rebuild_embeddings --method prob2vec --source labels
 
+# runserver and a Celery worker on the embedded filesystem broker (no Redis): jobs run in the background
+# and their pages show progress. Ctrl-C stops both (prob2vec_site/devrun.py).
 run: setup
-	@echo "Serving Prob2Vec Studio on http://$(HOST):$(PORT)/  (demo logins are printed above)"
-	$(PY) manage.py runserver $(HOST):$(PORT)
+	@echo "Serving Prob2Vec Studio on http://$(HOST):$(PORT)/ with a background worker (demo logins are printed above)"
+	$(PY) -m prob2vec_site.devrun $(HOST):$(PORT)
 
 test: $(VENV)/.installed-test
 	DATABASE_URL=$(TEST_DATABASE_URL) TEST_REDIS_URL=$(TEST_REDIS_URL) $(PY) -m pytest $(PYTEST_ARGS)
@@ -39,4 +41,4 @@ test-fast: $(VENV)/.installed-test
 	DATABASE_URL=$(TEST_DATABASE_URL) TEST_REDIS_URL=$(TEST_REDIS_URL) $(PY) -m pytest -m "not browser and not slow" $(PYTEST_ARGS)
 
 clean:
-	rm -rf $(VENV) staticfiles db.sqlite3
+	rm -rf $(VENV) staticfiles db.sqlite3 .broker

@@ -204,13 +204,13 @@ def _student_for(request: Request, student_id: int, needed: str) -> Any:
     return student
 
 
-def _next_body(student: Any, *, mode: str = "next", current_id: int | None = None) -> dict[str, Any]:
+def _next_body(student: Any, *, mode: str = "next", current_id: int | None = None, recent_ids: list[int] | None = None) -> dict[str, Any]:
     from django.urls import reverse
 
     from embeddings.selectors import next_problem_for, practice_bank
 
     practice = practice_bank()
-    found = next_problem_for(student, mode=mode, current_id=current_id)
+    found = next_problem_for(student, mode=mode, current_id=current_id, recent_ids=recent_ids or [])
     body: dict[str, Any] = {"student": student.pk, "embedding_run": practice.run_id}
     if found is None:
         return body | {
@@ -226,7 +226,7 @@ def _next_body(student: Any, *, mode: str = "next", current_id: int | None = Non
         "kind": rec.kind,
         "reason": rec.reason,
         "because_of": int(practice.ids[rec.because_of]) if rec.because_of is not None else None,
-        "new_concepts": [practice.bank.concept_names[c] for c in rec.new_concepts],
+        "new_concepts": [practice.concept_slugs[c] for c in rec.new_concepts],
         "similarity": rec.similarity,
         "estimated_success": rec.estimated_success,
     }
@@ -257,6 +257,11 @@ class NextOutput(serializers.Serializer):
     parameters=[
         OpenApiParameter("mode", str, enum=["next", "similar"]),
         OpenApiParameter("current", int, description="with mode=similar: the problem to find a similar one for"),
+        OpenApiParameter(
+            "recent", str,
+            description="optional: ids of the problems last shown to the student, oldest first, comma-separated (at most 50): "
+            "none of them is offered while another open problem is left",
+        ),
     ],
     responses={200: NextOutput, 400: ERROR, 403: ERROR, 404: ERROR},
 )
@@ -276,7 +281,11 @@ def student_next_api(request: Request, student_id: int) -> Response:
         # The reason names `current` ("Similar to “…”"): only a problem the student may see, and an
         # unknown id and a draft answer alike (404), so ids cannot be probed for drafts.
         current_id = problem_get_for_user(student, whole_number(current) or 0).pk
-    return Response(_next_body(student, mode=mode, current_id=current_id))
+    raw_recent = [part for part in request.query_params.get("recent", "").split(",") if part.strip()]
+    recent_ids = [whole_number(part.strip()) for part in raw_recent[:50]]
+    if any(pid is None for pid in recent_ids):
+        return Response({"detail": "recent must be problem ids separated by commas"}, status=status.HTTP_400_BAD_REQUEST)
+    return Response(_next_body(student, mode=mode, current_id=current_id, recent_ids=recent_ids))
 
 
 class AttemptInput(serializers.Serializer):
@@ -295,6 +304,7 @@ class AttemptInput(serializers.Serializer):
 class CheckOutput(serializers.Serializer):
     verdict = serializers.CharField()
     detail = serializers.CharField()
+    read = serializers.CharField(help_text="What was read from the answer: its numbers in order (\"1365; 0.0923\"), or its words.")
 
 
 class AttemptOutput(serializers.Serializer):
@@ -347,7 +357,7 @@ def attempt_create_api(request: Request) -> Response:
         "verdict": attempt.verdict,
         "outcome": attempt.outcome,
         "answer": attempt.answer,
-        "check": {"verdict": check.verdict, "detail": check.detail} if check else None,
+        "check": {"verdict": check.verdict, "detail": check.detail, "read": check.read} if check else None,
         "created_at": attempt.created_at.isoformat(),
         "next": _next_body(student),
     }

@@ -43,7 +43,7 @@ from concepts.models import (
     NeuralSuggestion,
     SelectedWord,
 )
-from embeddings.models import ActiveEmbedding, EmbeddingRun, SimilarityTriplet, TripletVote
+from embeddings.models import ActiveEmbedding, ConceptSource, EmbeddingDefault, EmbeddingRun, SimilarityTriplet, TripletVote
 from problems.models import Attempt, LoginFailure, Module, Problem
 from problems.roles import ROLES
 
@@ -63,7 +63,7 @@ COURSE_MODELS: tuple[type[models.Model], ...] = (
     Module, Problem, Attempt,
     Concept, ConceptRule, ConceptRuleVersion, GroundTruthLabel, LabelSet, LabelResolution, SelectedWord,
     ExtractionRun, ExtractedConcept, ExtractorReport, NeuralExperiment, NeuralSuggestion,
-    SimilarityTriplet, TripletVote, EmbeddingRun, ActiveEmbedding,
+    SimilarityTriplet, TripletVote, EmbeddingRun, ActiveEmbedding, EmbeddingDefault,
 )
 # Models of those apps left out on purpose: failed sign-ins live 15 minutes and mean nothing elsewhere.
 NOT_BACKED_UP: tuple[type[models.Model], ...] = (LoginFailure,)
@@ -224,6 +224,13 @@ class _Exporter:
         self.problems = {pid: [c, s] for pid, c, s in Problem.objects.values_list("id", "collection", "source_id")}
         self.versions = {vid: [slug, n] for vid, slug, n in ConceptRuleVersion.objects.values_list("id", "rule__concept__slug", "number")}
 
+    def site_default(self) -> dict[str, Any]:
+        """The instructor's site default embedding (method, source), kept with the active embedding."""
+        row = EmbeddingDefault.objects.filter(pk=1).values("method", "source", "updated_by_id").first()
+        if row is None:
+            return {}
+        return {"site_default": {"method": row["method"], "source": row["source"], "updated_by": self.user(row["updated_by_id"])}}
+
     def user(self, user_id: int | None) -> str | None:
         if user_id is None:
             return None
@@ -266,7 +273,12 @@ class _Exporter:
             ],
             "embedding_runs": self.embedding_runs(),
             "active_embedding": next(
-                ({**_out(ActiveEmbedding, row, {"run"}), "run": row["run_id"]} for row in ActiveEmbedding.objects.filter(pk=1).values()), None
+                (
+                    {**_out(ActiveEmbedding, row, {"run", "activated_by"}), "run": row["run_id"], "activated_by": self.user(row["activated_by_id"]),
+                     **self.site_default()}
+                    for row in ActiveEmbedding.objects.filter(pk=1).values()
+                ),
+                None,
             ),
             "neural_experiments": self.neural_experiments(),
         }
@@ -447,7 +459,7 @@ def course_import(*, data: Any, replace: bool = False) -> CourseSummary:
 def course_wipe() -> None:
     """Delete every course row (users stay): children first, so no cascade has much to collect."""
     for model in (
-        ActiveEmbedding, EmbeddingRun, NeuralSuggestion, NeuralExperiment, ExtractorReport, ExtractedConcept, ExtractionRun,
+        ActiveEmbedding, EmbeddingDefault, EmbeddingRun, NeuralSuggestion, NeuralExperiment, ExtractorReport, ExtractedConcept, ExtractionRun,
         TripletVote, SimilarityTriplet, Attempt, LabelResolution, LabelSet, GroundTruthLabel, ConceptRuleVersion,
         ConceptRule, SelectedWord, Problem, Concept, Module,
     ):
@@ -865,7 +877,22 @@ class _Importer:
         if not isinstance(record, dict):
             raise BackupError(f"{where} must be an object or null")
         run = _ref(self.embedding_runs, record, "run", "embedding run key", where, null=False)
-        _create(ActiveEmbedding, [ActiveEmbedding(pk=1, run_id=run, **_in(ActiveEmbedding, record, where, {"run"}))], where)
+        activated_by = self.user(record, "activated_by", where)
+        _create(
+            ActiveEmbedding,
+            [ActiveEmbedding(pk=1, run_id=run, activated_by_id=activated_by, **_in(ActiveEmbedding, record, where, {"run", "activated_by", "site_default"}))],
+            where,
+        )
+        default = record.get("site_default")
+        if default is not None:
+            where = "active_embedding.site_default"
+            if not isinstance(default, dict):
+                raise BackupError(f"{where} must be an object")
+            updated_by = self.user(default, "updated_by", where)
+            fields = _in(EmbeddingDefault, default, where, {"updated_by"})
+            if not isinstance(fields.get("method"), str) or fields.get("source") not in ConceptSource.values:
+                raise BackupError(f"{where}: needs a 'method' and a 'source' (labels, rules or hybrid)")
+            _create(EmbeddingDefault, [EmbeddingDefault(pk=1, updated_by_id=updated_by, **fields)], where)
         self.counts["active_embedding"] = 1
 
     def import_neural_experiments(self) -> None:

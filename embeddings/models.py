@@ -100,3 +100,20 @@ class ActiveEmbedding(models.Model):
 
     run = models.ForeignKey(EmbeddingRun, on_delete=models.PROTECT, related_name="+")
     updated_at = models.DateTimeField(auto_now=True)
+    activated_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+",
+        help_text="Who made the run active by hand; empty when it became active as the site default's newest run.",
+    )
+
+
+class EmbeddingDefault(models.Model):
+    """The site default the instructor chose (a single row, id 1; without it, Prob2Vec on the expert labels).
+
+    A finished run becomes the active embedding by itself only when it is of this method and source;
+    any other run becomes active only when someone makes it so ("make active" in the lab,
+    `rebuild_embeddings --activate`). So rebuilding every method never moves practice to another embedding."""
+
+    method = models.CharField(max_length=40, default="prob2vec")
+    source = models.CharField(max_length=10, choices=ConceptSource.choices, default=ConceptSource.LABELS)
+    updated_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    updated_at = models.DateTimeField(auto_now=True)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Iterable
 
 import numpy as np
@@ -346,6 +346,7 @@ class PracticeBank:
     run_id: int | None
     released: np.ndarray  # (n,) bool
     modules: list[str | None]  # module name per row
+    concept_slugs: list[str] = field(default_factory=list)  # per concept index; bank.concept_names holds the names
 
     def module_rows(self, names: Iterable[str]) -> dict[str, np.ndarray]:
         """Rows of each module's released problems."""
@@ -412,16 +413,21 @@ def practice_bank() -> PracticeBank:
             r = row.get(int(pid))
             if r is not None:
                 vectors[r] = run_vectors[i]
-    names = [""] * len(slugs)
+    from concepts.models import Concept
+
+    # Reasons name concepts by their names ("It also brings Combinations"), never by slug.
+    display = dict(Concept.objects.filter(slug__in=list(slugs)).values_list("slug", "name"))
+    concept_slugs = [""] * len(slugs)
     for slug, i in slugs.items():
-        names[i] = slug
+        concept_slugs[i] = slug
+    names = [display.get(slug) or slug for slug in concept_slugs]
     # Titles are what recommendations name ("You solved “…”"): a problem withdrawn from students since
     # they tried it is never named to them.
     titles = [title if released else f"problem #{pid} (withdrawn)" for pid, title, released, _, _ in rows]
     bank = Bank(normalize(vectors), [frozenset(s) for s in sets], titles, names)
     practice = PracticeBank(
         ids, row, bank, np.array([bool(r[2] and r[3]) for r in rows], dtype=bool), run.pk if run else None,
-        released=np.array([bool(r[2]) for r in rows], dtype=bool), modules=[r[4] for r in rows],
+        released=np.array([bool(r[2]) for r in rows], dtype=bool), modules=[r[4] for r in rows], concept_slugs=concept_slugs,
     )
     bank.incidence  # built now, not by the first request (and before gunicorn forks its workers)
     _PRACTICE_MEMO["current"] = {"key": key, "checked": now, "counted": now, "counts": counts, "bank": practice}
@@ -439,21 +445,25 @@ def student_attempts(student: Any, practice: PracticeBank) -> list[Any]:
     return out
 
 
-def next_problem_for(student: Any, *, mode: str = "next", current_id: int | None = None, retry: bool = True) -> tuple[Any, Any] | None:
-    """(Problem, Recommendation) for a student, or None when no open problem is left."""
+def next_problem_for(
+    student: Any, *, mode: str = "next", current_id: int | None = None, recent_ids: Iterable[int] = (), retry: bool = True
+) -> tuple[Any, Any] | None:
+    """(Problem, Recommendation) for a student, or None when no open problem is left. ``recent_ids``:
+    the problems last shown to them, oldest first (the practice page remembers its offers)."""
     from embeddings.algorithms.recommend import recommend
     from problems.models import Problem
 
     practice = practice_bank()
     attempts = student_attempts(student, practice)
     current = practice.row.get(current_id) if current_id is not None else None
-    rec = recommend(practice.bank, attempts, practice.open_mask, mode=mode, current=current)
+    recent = [practice.row[pid] for pid in recent_ids if pid in practice.row]
+    rec = recommend(practice.bank, attempts, practice.open_mask, mode=mode, current=current, recent=recent)
     if rec is None:
         return None
     problem = Problem.objects.select_related("module").filter(pk=int(practice.ids[rec.problem])).first()
     if problem is None and retry:  # deleted since the bank was read: read it again
         _PRACTICE_MEMO.clear()
-        return next_problem_for(student, mode=mode, current_id=current_id, retry=False)
+        return next_problem_for(student, mode=mode, current_id=current_id, recent_ids=recent_ids, retry=False)
     return (problem, rec) if problem is not None else None
 
 
@@ -488,7 +498,7 @@ def _progress_of(student: Any, attempts: list[Any], practice: PracticeBank, modu
     from embeddings.algorithms.progress import learner_progress
 
     progress = learner_progress(practice.bank, attempts, module_rows)
-    concepts = {practice.bank.concept_names[c]: m for c, m in progress.concept_mastery.items()}
+    concepts = {practice.concept_slugs[c]: m for c, m in progress.concept_mastery.items()}
     return StudentProgress(student, progress, last_active, concepts, progress.module_mastery)
 
 
@@ -545,3 +555,59 @@ def student_progress(student: Any) -> tuple[StudentProgress, list[Any]]:
     attempts = list(Attempt.objects.filter(student=student).select_related("problem", "problem__module").order_by("-created_at", "-id"))
     progress = _progress_of(student, student_attempts(student, practice), practice, practice.module_rows(modules), attempts[0].created_at if attempts else None)
     return progress, attempts
+
+
+# --- the active embedding, named on every page that uses it -------------------------------------------
+
+_ACCURACY_MEMO: dict[tuple[int, str], dict[str, Any] | None] = {}
+
+
+def run_accuracy(run_id: int) -> dict[str, Any] | None:
+    """A finished run's triplet accuracy on the accepted triplets: {accuracy, correct, triplets}, or None
+    without accepted triplets. Kept in memory per (run, state of the accepted triplets)."""
+    from django.db.models import Count, Max
+
+    from embeddings.algorithms.metrics import triplet_correct
+
+    state = SimilarityTriplet.objects.filter(status=TripletStatus.ACCEPTED).aggregate(n=Count("id"), top=Max("id"), last=Max("decided_at"))
+    key = (run_id, repr(state))
+    if key in _ACCURACY_MEMO:
+        return _ACCURACY_MEMO[key]
+    triplets = accepted_triplets()
+    run = EmbeddingRun.objects.filter(pk=run_id, status=JobStatus.DONE).first()
+    result = None
+    if triplets and run is not None:
+        ids, vectors = run_arrays(run)
+        rows = triplet_rows(triplets, ids)
+        correct = triplet_correct(vectors, np.where(rows < 0, 0, rows)) & (rows >= 0).all(axis=1)
+        result = {"accuracy": float(correct.mean()), "correct": int(correct.sum()), "triplets": len(triplets)}
+    if len(_ACCURACY_MEMO) > 256:
+        _ACCURACY_MEMO.clear()
+    _ACCURACY_MEMO[key] = result
+    return result
+
+
+@dataclass
+class ActiveSummary:
+    run: EmbeddingRun | None
+    accuracy: dict[str, Any] | None
+    default: tuple[str, str]
+    activated_by: Any
+
+    @property
+    def is_default(self) -> bool:
+        return self.run is not None and (self.run.method, self.run.source) == self.default
+
+
+def active_embedding_summary() -> ActiveSummary:
+    """The active run (without its blobs), its triplet accuracy, the site default, and who made it active."""
+    from embeddings.services import embedding_default_get
+
+    active = (
+        ActiveEmbedding.objects.select_related("run", "activated_by")
+        .defer("run__vectors", "run__problem_ids", "run__concept_vectors")
+        .filter(pk=1)
+        .first()
+    )
+    run = active.run if active else None
+    return ActiveSummary(run, run_accuracy(run.pk) if run else None, embedding_default_get(), active.activated_by if active else None)

@@ -303,7 +303,7 @@ def bank_data(*, source: str, extraction_run_id: int | None = None, with_selecte
 
 
 def embedding_run_execute(*, run_id: int, redelivered: bool = False) -> None:
-    """Compute a run's vectors and store them on the row; publish it if it is the newest Prob2Vec run."""
+    """Compute a run's vectors and store them on the row; publish it if it is the newest run of the site default."""
     from embeddings.algorithms.methods import METHODS, embed
 
     if not job_claim(model=EmbeddingRun, job_id=run_id, redelivered=redelivered):
@@ -363,7 +363,8 @@ def embedding_run_execute(*, run_id: int, redelivered: bool = False) -> None:
     with transaction.atomic():
         if not EmbeddingRun.objects.filter(id=run_id, status=JobStatus.RUNNING).update(**fields):
             return  # cancelled meanwhile: never published
-        if run.method == "prob2vec":
+        # Only the site default's runs become active by themselves (any other needs "make active").
+        if (run.method, run.source) == embedding_default_get():
             embedding_publish(run_id=run_id)
     logger.info("Embedding run %s (%s/%s): %d problems [%dms]", run_id, run.method, run.source, len(ids), sum(timings.values()))
 
@@ -380,6 +381,55 @@ def embedding_publish(*, run_id: int) -> bool:
         return True
     if active.run_id >= run.pk:
         return False
-    active.run = run
+    active.run, active.activated_by = run, None
     active.save()
     return True
+
+
+# --- the active embedding: the site default, and making a run active by hand ----------------------
+
+
+class EmbeddingPolicyError(ValueError):
+    pass
+
+
+def embedding_default_get() -> tuple[str, str]:
+    """(method, source) of the site default: the runs that become active by themselves."""
+    from embeddings.models import EmbeddingDefault
+
+    row = EmbeddingDefault.objects.filter(pk=1).values_list("method", "source").first()
+    return (row[0], row[1]) if row else ("prob2vec", ConceptSource.LABELS)
+
+
+@transaction.atomic
+def embedding_default_set(*, method: str, source: str, user: Any = None) -> tuple[str, str]:
+    """Choose the site default. The active run does not change here: the default's next finished run
+    becomes active, or an instructor makes one active by hand."""
+    from embeddings.algorithms.methods import METHODS
+    from embeddings.models import EmbeddingDefault
+
+    if method not in METHODS:
+        raise EmbeddingPolicyError(f"unknown method {method!r}; known: {', '.join(METHODS)}")
+    if source not in ConceptSource.values:
+        raise EmbeddingPolicyError(f"unknown source {source!r}; use labels, rules or hybrid")
+    if METHODS[method].kind == "text":
+        source = ConceptSource.LABELS  # text methods read no concepts (their runs are stored as labels)
+    EmbeddingDefault.objects.update_or_create(pk=1, defaults={"method": method, "source": source, "updated_by": user})
+    return method, source
+
+
+@transaction.atomic
+def embedding_activate(*, run_id: int, user: Any = None) -> EmbeddingRun:
+    """Make a finished run the active embedding by hand ("make active"), whatever its method or age."""
+    run = EmbeddingRun.objects.filter(id=run_id).defer("vectors", "problem_ids", "concept_vectors").first()
+    if run is None:
+        raise EmbeddingPolicyError(f"no embedding run #{run_id}")
+    if run.status != JobStatus.DONE:
+        raise EmbeddingPolicyError(f"run #{run_id} is {run.get_status_display()}: only a finished run can be made active")
+    active = ActiveEmbedding.objects.select_for_update().filter(pk=1).first()
+    if active is None:
+        ActiveEmbedding.objects.create(pk=1, run=run, activated_by=user)
+    else:
+        active.run, active.activated_by = run, user
+        active.save()
+    return run

@@ -170,12 +170,22 @@ def lab_home(request: HttpRequest) -> HttpResponse:
                 break
             started += 1
         else:
-            messages.success(request, f"{started} rebuilds queued (identical inputs reuse earlier runs).")
+            from embeddings.services import embedding_default_get
+
+            method, source = embedding_default_get()
+            messages.success(
+                request,
+                f"{started} rebuilds queued (identical inputs reuse earlier runs). The active embedding changes only "
+                f"when a new {method} run on {source} finishes; make any other run active from its page.",
+            )
         return redirect("embeddings:lab")
     runs = recent_runs()
     template = "embeddings/lab.html"
     if request.htmx and request.htmx.target == "lab-runs":
-        return render(request, template + "#lab-runs", {"runs": runs, "text_methods": _text_methods()})
+        from embeddings.models import ActiveEmbedding
+
+        active_run_id = ActiveEmbedding.objects.filter(pk=1).values_list("run_id", flat=True).first()
+        return render(request, template + "#lab-runs", {"runs": runs, "active_run_id": active_run_id, "text_methods": _text_methods()})
     triplets = accepted_triplets()
     table = triplet_results(triplets)
     rows = []
@@ -185,13 +195,16 @@ def lab_home(request: HttpRequest) -> HttpResponse:
         cells = [(s, s in sources, table.get(name, {}).get(s)) for s in [*CONCEPT_SOURCES, TEXT_SOURCE]]
         rows.append({"name": name, "label": method.label, "kind": method.kind, "cells": cells})
     from embeddings.charts import accuracy_chart, gap_histogram_charts
+    from embeddings.selectors import active_embedding_summary
 
+    summary = active_embedding_summary()
     return render(
         request,
         template,
         {
             "rows": rows, "triplets": len(triplets), "runs": runs, "histogram": gap_histogram_charts(gap_histogram(triplets)),
             "accuracy_chart": accuracy_chart(rows), "methods": METHODS, "text_methods": _text_methods(),
+            "summary": summary, "sources": CONCEPT_SOURCES, "active_run_id": summary.run.pk if summary.run else None,
         },
     )
 
@@ -214,10 +227,45 @@ def lab_run(request: HttpRequest, pk: int) -> HttpResponse:
     from embeddings.charts import loss_chart
 
     template = "embeddings/lab_run.html"
-    if request.htmx:
-        template += "#run-status"  # it carries the loss curve, so the poll that sees the run finish shows it
     context = {"run": run, "text_methods": _text_methods(), "loss_chart": loss_chart(run.losses) if run.losses else None}
+    if request.htmx:
+        # it carries the loss curve, so the poll that sees the run finish shows it
+        return render(request, template + "#run-status", context)
+    from embeddings.selectors import active_embedding_summary, run_accuracy
+
+    context["accuracy"] = run_accuracy(run.pk) if run.status == "done" else None
+    context["summary"] = active_embedding_summary()
     return render(request, template, context)
+
+
+@permission_required("embeddings.change_activeembedding")
+@require_POST
+def lab_run_activate(request: HttpRequest, pk: int) -> HttpResponse:
+    """ "Make active": the one way a run other than the site default's newest becomes the active embedding."""
+    from embeddings.services import EmbeddingPolicyError, embedding_activate
+
+    try:
+        run = embedding_activate(run_id=pk, user=request.user)
+    except EmbeddingPolicyError as exc:
+        messages.error(request, str(exc))
+    else:
+        messages.success(request, f"Run #{run.pk} ({run.method} on {run.get_source_display()}) is now the active embedding.")
+    return redirect("embeddings:lab-run", pk=pk)
+
+
+@permission_required("embeddings.change_activeembedding")
+@require_POST
+def lab_default(request: HttpRequest) -> HttpResponse:
+    """The instructor's site default: (method, source) whose finished runs become active by themselves."""
+    from embeddings.services import EmbeddingPolicyError, embedding_default_set
+
+    try:
+        method, source = embedding_default_set(method=request.POST.get("method", ""), source=request.POST.get("source", ""), user=request.user)
+    except EmbeddingPolicyError as exc:
+        messages.error(request, str(exc))
+    else:
+        messages.success(request, f"Site default: {method} on {source}. Its next finished run becomes active; the active run is unchanged until then.")
+    return redirect("embeddings:lab")
 
 
 @permission_required("embeddings.add_embeddingrun")
@@ -271,6 +319,8 @@ def problem_similar(request: HttpRequest, pk: int) -> HttpResponse:
 # --- practice (students) -----------------------------------------------------------------------------
 
 PRACTICE_SESSION_KEY = "practice"
+PRACTICE_RECENT_KEY = "practice_recent"  # the problems last offered, oldest first
+PRACTICE_RECENT_LENGTH = 20
 
 
 def _offer(request: HttpRequest, *, mode: str = "next", current_id: int | None = None) -> dict[str, Any] | None:
@@ -280,13 +330,16 @@ def _offer(request: HttpRequest, *, mode: str = "next", current_id: int | None =
 
     from embeddings.selectors import next_problem_for
 
-    found = next_problem_for(request.user, mode=mode, current_id=current_id)
+    recent = [pid for pid in request.session.get(PRACTICE_RECENT_KEY, []) if isinstance(pid, int)]
+    found = next_problem_for(request.user, mode=mode, current_id=current_id, recent_ids=recent)
     if found is None:
         request.session.pop(PRACTICE_SESSION_KEY, None)
         return None
     problem, rec = found
     offer = {"problem": problem.pk, "reason": rec.reason, "kind": rec.kind, "key": uuid.uuid4().hex}
     request.session[PRACTICE_SESSION_KEY] = offer
+    # Offers moved past without an attempt ("similar") are remembered too, so no two problems alternate.
+    request.session[PRACTICE_RECENT_KEY] = (recent + [problem.pk])[-PRACTICE_RECENT_LENGTH:]
     return offer
 
 
@@ -399,4 +452,45 @@ def practice_student(request: HttpRequest, student_id: int) -> HttpResponse:
         "concepts": [(slug, names.get(slug, slug), heat_cell(m)) for slug, m in concepts],
         "modules": [(name, heat_cell(m)) for name, m in progress.modules.items()],
         "next": next_problem_for(student),
+    })
+
+
+# --- my progress (a student's own page) ---------------------------------------------------------------
+
+
+def _bar(value: float) -> dict[str, Any]:
+    """A mastery bar for the SVG picture, and the figure the table reads without it."""
+    value = min(1.0, max(0.0, float(value)))
+    return {"value": value, "percent": round(100 * value), "width": round(160 * value, 1), "hue": round(120 * value)}
+
+
+@login_required
+@require_GET
+def my_progress(request: HttpRequest) -> HttpResponse:
+    """The signed-in student's own progress: mastery per module and concept (bars), recent attempts, what next."""
+    from concepts.models import Concept
+    from embeddings.algorithms.recommend import Policy
+    from embeddings.selectors import next_problem_for, student_progress
+
+    progress, attempts = student_progress(request.user)
+    concepts = {slug: (name, module) for slug, name, module in Concept.objects.values_list("slug", "name", "module__name")}
+    level = Policy().mastery_level
+    concept_rows = sorted(
+        ({"slug": slug, "name": concepts.get(slug, (slug, ""))[0], "module": concepts.get(slug, ("", ""))[1] or "", "bar": _bar(m), "mastered": m >= level}
+         for slug, m in progress.concepts.items()),
+        key=lambda r: (r["bar"]["value"], r["name"]),
+    )
+    recent = [
+        {"attempt": a, "title": a.problem.title if a.problem.released else f"problem #{a.problem_id} (withdrawn)", "visible": a.problem.released}
+        for a in attempts[:20]
+    ]
+    return render(request, "embeddings/my_progress.html", {
+        "progress": progress,
+        "modules": [{"name": name, "bar": _bar(m)} for name, m in progress.modules.items()],
+        "concepts": concept_rows,
+        "to_practise": [r for r in concept_rows if not r["mastered"]][:3],
+        "mastery_level": round(100 * level),
+        "recent": recent,
+        "attempt_count": len(attempts),
+        "next": next_problem_for(request.user),
     })

@@ -1,7 +1,8 @@
 """Prob2Vec Studio settings: one module, every value from the environment with an embedded default.
 
 With no variables set you get a working development site: SQLite in the project folder and Celery
-tasks run eagerly in the web process. Production sets DATABASE_URL, CELERY_BROKER_URL, SECRET_KEY,
+tasks run eagerly in the caller. `make run` sets CELERY_BROKER_URL=filesystem:// and starts a real
+worker beside runserver (prob2vec_site/devrun.py), so long jobs run in the background there too. Production sets DATABASE_URL, CELERY_BROKER_URL, SECRET_KEY,
 ALLOWED_HOSTS and DEBUG=False (see README, "Configuration").
 """
 
@@ -127,6 +128,11 @@ if not DATABASE_URL.startswith(("sqlite:", "postgres:", "postgresql:")):
 DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_max_age=envint("DB_CONN_MAX_AGE", "60"))}
 if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
     DATABASES["default"]["TEST"] = {"NAME": os.getenv("DB_TEST_NAME", "test_prob2vec")}
+else:
+    # `make run` has a worker writing job progress beside the web process: WAL lets pages read meanwhile,
+    # and a transaction takes the write lock when it begins (IMMEDIATE), so a writer waits up to `timeout`
+    # for the other one instead of failing at once with "database is locked" when it upgrades a read lock.
+    DATABASES["default"]["OPTIONS"] = {"timeout": 20, "init_command": "PRAGMA journal_mode=WAL;", "transaction_mode": "IMMEDIATE"}
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
@@ -214,6 +220,19 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {
     "socket_connect_timeout": _broker_timeout,
     "socket_timeout": _broker_timeout,
 }
+# The embedded broker of `make run` (README, "Background jobs without Redis"): kombu's filesystem transport,
+# messages as files in one folder that the web process writes and the worker (prob2vec_site/devrun.py)
+# reads. For one machine only; production uses Redis.
+if CELERY_BROKER_URL.startswith("filesystem:"):
+    CELERY_BROKER_DIR = Path(os.getenv("CELERY_BROKER_DIR", str(BASE_DIR / ".broker")))
+    for _folder in ("queue", "control"):
+        (CELERY_BROKER_DIR / _folder).mkdir(parents=True, exist_ok=True)
+    CELERY_BROKER_TRANSPORT_OPTIONS = {
+        "data_folder_in": str(CELERY_BROKER_DIR / "queue"),
+        "data_folder_out": str(CELERY_BROKER_DIR / "queue"),
+        "control_folder": str(CELERY_BROKER_DIR / "control"),
+        "polling_interval": 0.5,
+    }
 CELERY_TASK_PUBLISH_RETRY_POLICY = {"max_retries": 2, "interval_start": 0, "interval_step": 0.5, "interval_max": 1}
 # A pool child killed mid-task (out of memory) puts its message back rather than dropping it.
 CELERY_TASK_REJECT_ON_WORKER_LOST = True

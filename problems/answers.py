@@ -18,8 +18,16 @@ Why the tolerance is relative: students round to a few significant figures, and 
 moves a number depends on its size. "0.31" for 0.3125 and "18,100" for 18,000 are both honest
 three-figure roundings, yet they are 0.0025 and 100 away. Any fixed absolute tolerance is either
 too loose for small probabilities (0.01 would accept 0.012 for 0.0228) or too strict for counts, so
-a number matches when it is within `rel_tol` (1%) of the expected value. A small absolute floor
-(`abs_tol`, 0.001) keeps answers near zero checkable, where any relative tolerance shrinks to nothing.
+a number matches when it is within `rel_tol` (1%) of the expected value: any rounding to three
+significant figures is within 0.5%, so "0.00144" for 0.001436 counts and "0.002" or "0.0005" do not.
+An absolute floor (`abs_tol`, 1e-9) applies only near zero, to expected values smaller than the floor
+itself, where any relative tolerance shrinks to nothing ("1e-12" for 0, a formula's rounding error);
+it never widens the tolerance of a small probability such as 0.00144 or 7.2e-8 (a lottery win).
+
+A stored answer lists its parts ("1365; 0.0923" for "how many samples, and what probability?"):
+the student gives them in the same order, each is checked on its own, and the feedback names the
+part that differs. Every check says what was read from the student's input (`AnswerCheck.read`), so
+a typo ("0,0923" read as two numbers) shows.
 """
 
 from __future__ import annotations
@@ -27,7 +35,7 @@ from __future__ import annotations
 import math
 import re
 import unicodedata
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 __all__ = ["AnswerCheck", "check_answer", "expected_numbers", "parse_number"]
 
@@ -41,6 +49,7 @@ class AnswerCheck:
     verdict: str  # "correct", "incorrect" or "unchecked"
     expected: str  # the stored answer as given, for feedback
     detail: str  # one short human sentence
+    read: str = ""  # what was read from the student's input: "1365; 0.0923", "1 - (5/6)^10 = 0.838494"
 
 
 @dataclass(frozen=True)
@@ -721,7 +730,8 @@ def _normalise_text(text: object) -> list[str]:
 
 
 def _tolerance(expected: float, rel_tol: float, abs_tol: float) -> float:
-    return max(rel_tol * abs(expected), abs_tol)
+    # The absolute floor only near zero: below it a relative tolerance means nothing.
+    return abs_tol if abs(expected) < abs_tol else rel_tol * abs(expected)
 
 
 def _matches(given: _Number, expected: _Number, rel_tol: float, abs_tol: float) -> bool:
@@ -736,9 +746,19 @@ def _matches(given: _Number, expected: _Number, rel_tol: float, abs_tol: float) 
 
 
 def _within(expected: _Number, rel_tol: float, abs_tol: float) -> str:
-    if rel_tol * abs(expected.value) >= abs_tol:
+    if abs(expected.value) >= abs_tol:
         return f"within {rel_tol * 100:g}%"
     return f"within {abs_tol:g}"
+
+
+def _read_text(reading: _Reading, given: str) -> str:
+    """What was read from the student's input, for the feedback."""
+    def shown(n: _Number) -> str:  # every digit typed (up to 12 significant), never 9.87654e+08 for 987654321
+        return f"{n.written:.12g}%" if n.percent else f"{n.value:.12g}"
+
+    if reading.formula and reading.numbers:
+        return f"{' '.join(given.split())} = {shown(reading.numbers[0])}"
+    return "; ".join(shown(n) for n in reading.numbers)
 
 
 def _check_numbers(given: str, expected: str, reading: _Reading, rel_tol: float, abs_tol: float) -> AnswerCheck:
@@ -747,21 +767,29 @@ def _check_numbers(given: str, expected: str, reading: _Reading, rel_tol: float,
     if mine.out_of_reach:
         return AnswerCheck(INCORRECT, expected, f"your answer is {mine.out_of_reach}; expected {shown}")
     found = mine.numbers
+    read = _read_text(mine, given)
     if not found:
         return AnswerCheck(INCORRECT, expected, f"no number found in your answer; expected {shown}")
     if len(found) != len(wanted):
+        parts = "1 part" if len(wanted) == 1 else f"{len(wanted)} parts, in this order, separated by ';'"
         return AnswerCheck(
-            INCORRECT, expected, f"expected {len(wanted)} number(s) ({shown}) but found {len(found)}"
+            INCORRECT, expected, f"expected {len(wanted)} number(s) ({shown}) but found {len(found)}: the answer has {parts}", read
         )
-    for position, (mine, theirs) in enumerate(zip(found, wanted), start=1):
-        if not _matches(mine, theirs, rel_tol, abs_tol):
-            where = "" if len(wanted) == 1 else f" (number {position} differs)"
-            return AnswerCheck(INCORRECT, expected, f"expected {shown}{where}")
+    differ = [position for position, (m, t) in enumerate(zip(found, wanted), start=1) if not _matches(m, t, rel_tol, abs_tol)]
+    if differ:
+        if len(wanted) == 1:
+            return AnswerCheck(INCORRECT, expected, f"expected {shown}", read)
+        which = ", ".join(str(p) for p in differ)
+        right = len(wanted) - len(differ)
+        return AnswerCheck(
+            INCORRECT, expected,
+            f"expected {shown} (number {which} differs; {right} of {len(wanted)} part{'s' if len(wanted) != 1 else ''} right)", read,
+        )
     if len(wanted) == 1:
         detail = f"{found[0]} is {_within(wanted[0], rel_tol, abs_tol)} of {wanted[0]}"
     else:
         detail = f"all {len(wanted)} numbers match {shown} within {rel_tol * 100:g}%"
-    return AnswerCheck(CORRECT, expected, detail)
+    return AnswerCheck(CORRECT, expected, detail, read)
 
 
 def _check_text(given: str, expected: str) -> AnswerCheck:
@@ -780,11 +808,11 @@ def _check_text(given: str, expected: str) -> AnswerCheck:
     return AnswerCheck(INCORRECT, expected, f"expected {shown}")
 
 
-def check_answer(given: str, expected: str, rel_tol: float = 0.01, abs_tol: float = 1e-3) -> AnswerCheck:
+def check_answer(given: str, expected: str, rel_tol: float = 0.01, abs_tol: float = 1e-9) -> AnswerCheck:
     """Compare a student's answer with the stored one. Never raises.
 
     With numbers in the stored answer, the student's numbers must match them in order and count,
-    each within max(rel_tol * |expected|, abs_tol). A stored answer that is one formula
+    each within rel_tol * |expected| (abs_tol where |expected| < abs_tol, near zero). A stored answer that is one formula
     ("1 - (5/6)^{10}") counts as its value, and so does a student's. A stored formula we cannot
     evaluate (free symbols, "np(1-p)"; or a value out of bounds) is "unchecked" unless the student
     wrote it alike. Without numbers, short answers (at most three words) are compared as normalised
@@ -808,4 +836,5 @@ def check_answer(given: str, expected: str, rel_tol: float = 0.01, abs_tol: floa
         if not given.strip():
             return AnswerCheck(INCORRECT, expected, f"no answer given; expected {expected.strip()}")
         return _check_numbers(given, expected, reading, rel_tol, abs_tol)
-    return _check_text(given, expected)
+    result = _check_text(given, expected)
+    return replace(result, read=" ".join(_normalise_text(given))) if result.verdict != UNCHECKED else result

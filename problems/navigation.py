@@ -15,6 +15,7 @@ from django.urls import reverse
 NAVIGATION: list[tuple[str, list[tuple[str, str, str | None]]]] = [
     ("Practice", [
         ("embeddings:practice", "Practice", None),
+        ("embeddings:my-progress", "My progress", None),
         ("embeddings:practice-class", "Class progress", "problems.view_attempt"),
     ]),
     ("Problems", [
@@ -35,11 +36,16 @@ NAVIGATION: list[tuple[str, list[tuple[str, str, str | None]]]] = [
 ]
 
 
+# Element ids some links carry (pages and tests point at them).
+DOM_IDS = {"embeddings:my-progress": "nav-my-progress"}
+
+
 @dataclass
 class NavItem:
     label: str
     url: str
     current: bool = False
+    dom_id: str = ""
 
 
 @dataclass
@@ -51,11 +57,18 @@ class NavGroup:
     def current(self) -> bool:
         return any(item.current for item in self.items)
 
+    @property
+    def folded(self) -> bool:
+        """Three links or more fold into a menu; one or two stay in the bar."""
+        return len(self.items) >= 3
+
 
 def nav_groups(user: Any, path: str) -> list[NavGroup]:
     groups = []
     for label, entries in NAVIGATION:
-        group = NavGroup(label, [NavItem(text, reverse(name)) for name, text, perm in entries if perm is None or user.has_perm(perm)])
+        group = NavGroup(label, [
+            NavItem(text, reverse(name), dom_id=DOM_IDS.get(name, "")) for name, text, perm in entries if perm is None or user.has_perm(perm)
+        ])
         if group.items:
             groups.append(group)
     if user.is_staff:

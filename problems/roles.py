@@ -64,6 +64,7 @@ _INSTRUCTOR_PERMISSIONS = _HEAD_TA_PERMISSIONS + [
     "problems.change_module",
     "problems.add_attempt",
     "concepts.delete_concept",
+    "embeddings.change_activeembedding",  # the site default embedding, and "make active"
 ]
 
 ROLE_PERMISSIONS: dict[str, list[str]] = {

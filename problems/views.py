@@ -29,6 +29,11 @@ PAGE_SIZE = 25
 
 @login_required
 def home(request: HttpRequest) -> HttpResponse:
+    """Where signing in lands: students on practice, course staff on the bank."""
+    from problems.roles import STUDENT, user_role
+
+    if user_role(request.user) == STUDENT:
+        return redirect("embeddings:practice")  # by URL name: problems/ never imports embeddings/
     return redirect("problems:list")
 
 

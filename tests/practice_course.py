@@ -12,6 +12,8 @@ from problems.models import Module
 
 COUNTING, BINOMIAL, BAYES = ["nchoosek"], ["nchoosek", "binomial-distribution"], ["Bayes-formula", "conditional-probability"]
 
+CONCEPT_NAMES = {"nchoosek": "Combinations", "binomial-distribution": "Binomial distribution", "Bayes-formula": "Bayes' formula"}
+
 
 def make_practice_course(problem_factory: Any) -> dict[str, Any]:
     made = {
@@ -22,6 +24,10 @@ def make_practice_course(problem_factory: Any) -> dict[str, Any]:
         "hidden": problem_factory("Unreleased.", title="Draft", labels=COUNTING, released=False, answer="1"),
         "closed": problem_factory("Closed module.", title="Closed", labels=COUNTING, module="later", answer="1"),
     }
+    from concepts.models import Concept
+
+    for slug, name in CONCEPT_NAMES.items():  # reasons name concepts by name, never by slug
+        Concept.objects.filter(slug=slug).update(name=name)
     for pid in ("counting", "bayes"):
         Module.objects.filter(name=pid).update(open_for_practice=True)
     # Triplet-free course: prob2vec on the labels makes count1 ~ count2 ~ binom, far from bayes.

@@ -170,12 +170,22 @@ def redis_server() -> Iterator[tuple[str, Process]]:
         server.stop()
 
 
+def filesystem_broker(folder: Path) -> tuple[str, dict[str, str], dict[str, Any]]:
+    """The embedded broker of `make run` in `folder`: (URL, env for a worker, this process's transport options)."""
+    for sub in ("queue", "control"):
+        (folder / sub).mkdir(parents=True, exist_ok=True)
+    options = {"data_folder_in": str(folder / "queue"), "data_folder_out": str(folder / "queue"),
+               "control_folder": str(folder / "control"), "polling_interval": 0.2}
+    return "filesystem://localhost/", {"CELERY_BROKER_DIR": str(folder)}, options
+
+
 @contextmanager
-def celery_app_on(broker_url: str, settings: Any) -> Iterator[Any]:
+def celery_app_on(broker_url: str, settings: Any, transport_options: dict[str, Any] | None = None) -> Iterator[Any]:
     """Point this process's Celery app at a real broker (not eager) for the duration."""
     from prob2vec_site.celery import app
 
-    old = {"broker_url": app.conf.broker_url, "task_always_eager": app.conf.task_always_eager}
+    old = {"broker_url": app.conf.broker_url, "task_always_eager": app.conf.task_always_eager,
+           "broker_transport_options": app.conf.broker_transport_options}
 
     def reset_connections() -> None:
         # The app caches its broker connections and producers; drop those made for the previous broker.
@@ -185,6 +195,8 @@ def celery_app_on(broker_url: str, settings: Any) -> Iterator[Any]:
 
     reset_connections()
     app.conf.update(broker_url=broker_url, broker_write_url=broker_url, broker_read_url=broker_url, task_always_eager=False)
+    if transport_options is not None:
+        app.conf.update(broker_transport_options=transport_options)
     settings.CELERY_TASK_ALWAYS_EAGER = False
     try:
         yield app

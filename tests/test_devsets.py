@@ -34,6 +34,16 @@ def test_labels_cover_the_sample_and_use_the_dictionary(book: str) -> None:
         assert list(overlap) == sample[:25]  # the shared sample: each book's first 25 draws
 
 
+@pytest.mark.parametrize("collection", list(devsets.TEST_SETS))
+def test_test_overlap_lists_the_first_25_sample_ids_with_dictionary_slugs(collection: str) -> None:
+    sample = (devsets.HERE / collection / "sample.txt").read_text(encoding="utf-8").splitlines()
+    for annotator in ("ta-test1", "ta-test2"):
+        overlap = devsets.overlap(collection, annotator)
+        assert list(overlap) == sample[:25]  # the shared sample: each collection's first 25 draws
+        labelled = [c for c in overlap.values() if c is not None]
+        assert all(concepts and set(concepts) <= SLUGS and len(set(concepts)) == len(concepts) for concepts in labelled)
+
+
 @pytest.mark.parametrize("book", list(devsets.BOOKS))
 def test_triplets_are_labelled_distinct_and_half_fine_grained(book: str) -> None:
     triplets, labels = devsets.triplets(book), devsets.labels(book)

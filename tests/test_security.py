@@ -73,11 +73,14 @@ MATRIX: dict[str, str] = {
     "triplets/<int:pk>/": "ta",
     "triplets/<int:pk>/decide/": POST_ONLY,
     "practice/": "student",
+    "practice/progress/": "student",  # one's own progress only: the URL names nobody
     "practice/class/": "ta",
     "practice/class/students/<int:student_id>/": "ta",
     "lab/": "ta",
     "lab/runs/<int:pk>/": "ta",
     "lab/runs/<int:pk>/cancel/": POST_ONLY,
+    "lab/runs/<int:pk>/activate/": POST_ONLY,  # instructors ("make active")
+    "lab/default/": POST_ONLY,  # instructors (the site default embedding)
     "lab/concepts/": "ta",
     "lab/problems/<int:pk>/similar/": "student",
     "api/problems/": "student",

@@ -42,6 +42,18 @@ def test_env_selects_postgres_and_a_real_broker() -> None:
     assert out.split() == ["django.db.backends.postgresql", "course", "False", "False", "['studio.example.edu']"]
 
 
+def test_the_embedded_broker_of_make_run_is_a_real_queue_in_a_folder(tmp_path: Path) -> None:
+    code = (
+        "import django; django.setup(); from django.conf import settings as s; "
+        "print(s.CELERY_TASK_ALWAYS_EAGER, s.CELERY_BROKER_TRANSPORT_OPTIONS['data_folder_in'], "
+        "s.CELERY_BROKER_TRANSPORT_OPTIONS['data_folder_out'], s.DATABASES['default']['OPTIONS']['transaction_mode'])"
+    )
+    out = run_python(code, CELERY_BROKER_URL="filesystem://localhost/", CELERY_BROKER_DIR=str(tmp_path / "b")).stdout.split()
+    queue = str(tmp_path / "b" / "queue")
+    assert out == ["False", queue, queue, "IMMEDIATE"] and (tmp_path / "b" / "control").is_dir()
+    assert "prob2vec_site.devrun" in (ROOT / "Makefile").read_text()  # `make run` starts runserver with a worker
+
+
 def test_secret_key_is_required_when_debug_is_off() -> None:
     result = run_python(SHOW, DEBUG="False")
     assert result.returncode != 0 and "SECRET_KEY is required when DEBUG is off" in result.stderr

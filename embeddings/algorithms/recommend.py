@@ -14,7 +14,9 @@ Policy (concept continuity):
   failed problem's and the mastered ones (practise the same mixture again);
 - after a success: a problem that mixes mastered concepts with exactly one new concept, the most
   similar to the solved one (then by estimated success); if none, the fewest new concepts;
-- never a problem already solved, never the one just shown (unless it is the last unsolved one);
+- never a problem already solved, never one seen in the last RECENT steps (shown, tried or skipped)
+  while another is left; a reason says what happened (solved / partly solved / did not solve / skipped)
+  and calls a problem similar only at a positive cosine, which it states;
   only ``eligible`` problems (released, in modules the instructor opened: the caller decides).
 Every recommendation carries its reason.
 """
@@ -142,28 +144,63 @@ def _best(candidates: np.ndarray, *keys: Key) -> int:
     return int(tied[np.argmin(candidates[tied])])
 
 
+SKIP_MEMORY = 50
+RECENT = 5  # a problem shown (or tried) in the last this many steps is not offered again while others are left
+
+
+def _verb(outcome: float) -> str:
+    if outcome >= SOLVED:
+        return "solved"
+    return "partly solved" if outcome >= 0.5 else "did not solve"
+
+
+def recently_seen(attempts: Sequence[Attempt], recent: Sequence[int] = (), current: int | None = None, window: int = RECENT) -> list[int]:
+    """Rows seen in the last ``window`` steps, most recent first: the problem on screen, the last problems
+    shown (``recent``, oldest first: offers the learner moved past without an attempt, e.g. "similar")
+    and the last problems attempted or skipped (for callers that keep no history of offers); then every
+    problem skipped in the last SKIP_MEMORY attempts, so that skipping on walks through new problems
+    instead of cycling through the window."""
+    out: list[int] = []
+    skipped = [a.problem for a in attempts[-SKIP_MEMORY:] if a.skipped][::-1]
+    for row in [*([current] if current is not None else []), *list(recent)[::-1][:window], *[a.problem for a in attempts][::-1][:window], *skipped]:
+        if row not in out:
+            out.append(int(row))
+    return out
+
+
 def recommend(
     bank: Bank,
     attempts: Sequence[Attempt],
     eligible: np.ndarray,
     *,
-    mode: str = "next",  # "next", or "similar": the most similar problem to the last one shown
+    mode: str = "next",  # "next", or "similar": the most similar problem to the one shown
     current: int | None = None,
+    recent: Sequence[int] = (),
     policy: Policy = Policy(),
+    window: int = RECENT,
 ) -> Recommendation | None:
-    """The next problem (None when nothing eligible is left)."""
-    allowed = np.asarray(eligible, dtype=bool).copy()
+    """The next problem (None when nothing eligible is left).
+
+    Never a solved problem, and never one seen in the last ``window`` steps (``recently_seen``) while
+    another open problem is left: then the least recently seen is allowed back first, and the problem
+    just seen last of all. ``similarity`` is always the cosine between the chosen problem and the one
+    the reason names; a reason calls a problem similar only when that cosine is positive."""
+    eligible = np.asarray(eligible, dtype=bool)
+    open_ = eligible.copy()
     solved = [row for row, outcome in _latest(attempts).items() if outcome >= SOLVED]
-    allowed[solved] = False
-    last = next((a for a in reversed(attempts) if not a.skipped), None)
-    for a in attempts[-1:]:
-        allowed[a.problem] = False  # never the problem just attempted or skipped
-    if current is not None:
-        allowed[current] = False
+    open_[solved] = False
+    # "Similar" again and again walks on through new problems: every offer the caller remembers counts.
+    seen = recently_seen(attempts, recent, current, max(window, len(recent)) if mode == "similar" else window)
+    allowed = open_.copy()
+    for keep in range(len(seen), 0, -1):  # exclude the `keep` most recent; relax from the oldest
+        allowed = open_.copy()
+        allowed[seen[:keep]] = False
+        if allowed.any():
+            break
     if not allowed.any():
-        # Only the problem just tried (or skipped) is left unsolved: offer it again rather than nothing.
-        again = attempts[-1].problem if attempts else None
-        if again is None or again == current or again in solved or not eligible[again]:
+        # Only the problem just seen is left unsolved: offer it again rather than nothing.
+        again = seen[0] if seen else None
+        if again is None or not open_[again] or (mode == "similar" and again == current):
             return None
         return Recommendation(
             again, "try-again", f"“{bank.titles[again]}” is the last open problem you have not solved: try it again.",
@@ -172,13 +209,16 @@ def recommend(
     mastery = concept_mastery(bank, attempts)
     mastered = {c for c, m in mastery.items() if m >= policy.mastery_level}
     candidates = np.flatnonzero(allowed)
+    last = attempts[-1] if attempts else None
+    tried = next((a for a in reversed(attempts) if not a.skipped), None)
+    skipped = f"You skipped “{bank.titles[last.problem]}”. " if last is not None and last.skipped and mode != "similar" else ""
 
-    anchor = current if mode == "similar" and current is not None else (last.problem if last else None)
+    anchor = current if mode == "similar" and current is not None else (tried.problem if tried else None)
     if anchor is None:
         # A first problem: the fewest concepts, earliest in the bank's order.
         sizes = bank.incidence[2][candidates]
         best = int(candidates[np.lexsort((candidates, sizes))[0]])
-        return Recommendation(best, "start", "A first problem to see where you stand.", estimated_success=0.5)
+        return Recommendation(best, "start", f"{skipped}A first problem to see where you stand.", estimated_success=0.5)
     sims = (bank.vectors @ bank.vectors[anchor])[candidates]
     title = bank.titles[anchor]
 
@@ -189,31 +229,41 @@ def recommend(
         j = int(candidates[k])
         return j, sorted(bank.concepts[j] - known), float(sims[k]), float(success(np.array([k]))[0])
 
+    def practises(j: int) -> str:
+        return f"this one practises {_names(bank, bank.concepts[j])}" if bank.concepts[j] else "this one is a different problem"
+
     if mode == "similar":
         j, new, sim, p = chosen(_best(candidates, sims, success), mastered | bank.concepts[anchor])
-        return Recommendation(j, "similar", f"Similar to “{title}” (similarity {sim:.2f}).", anchor, new, sim, p)
+        if sim > 0:
+            return Recommendation(j, "similar", f"Similar to “{title}” (similarity {sim:.2f}).", anchor, new, sim, p)
+        return Recommendation(j, "closest", f"No problem you have not just seen is similar to “{title}”; {practises(j)}.", anchor, new, sim, p)
 
-    if last.outcome < 0.5:
+    verb = _verb(tried.outcome)
+    if tried.outcome < 0.5:
         known = mastered | bank.concepts[anchor]
-        same_mixture = _new_counts(bank, candidates, known) == 0
-        keys = (sims, success) if not same_mixture.any() else (same_mixture, sims, success)
-        j, new, sim, p = chosen(_best(candidates, *keys), known)
+        new_counts = _new_counts(bank, candidates, known)
+        # The same mixture at a positive cosine first; then the fewest concepts beyond it (the load a
+        # retry adds), at a positive cosine before any other, the most similar first.
+        positive = sims > 0
+        j, new, sim, p = chosen(_best(candidates, positive & (new_counts == 0), -new_counts, positive, sims, success), known)
         extra = f" It also brings {_names(bank, new)}." if new else ""
-        return Recommendation(
-            j, "retry-similar",
-            f"You did not solve “{title}”; this one practises the same ideas (similarity {sim:.2f}).{extra}",
-            anchor, new, sim, p,
-        )
+        if sim > 0:
+            reason = f"{skipped}You {verb} “{title}”; this one practises the same ideas (similarity {sim:.2f}).{extra}"
+            return Recommendation(j, "retry-similar", reason, anchor, new, sim, p)
+        reason = f"{skipped}You {verb} “{title}” and no open problem is close to it; {practises(j)}."
+        return Recommendation(j, "closest", reason, anchor, new, sim, p)
 
     counts = _new_counts(bank, candidates, mastered)
     one_new = counts == 1
     if one_new.any():
         j, new, sim, p = chosen(_best(candidates, one_new, sims, success), mastered)
-        return Recommendation(j, "new-concept", f"You solved “{title}”; this one adds {_names(bank, new)}.", anchor, new, sim, p)
+        return Recommendation(j, "new-concept", f"{skipped}You {verb} “{title}”; this one adds {_names(bank, new)}.", anchor, new, sim, p)
     # No single new concept left: the fewest new ones (practice of known ones last), most similar first.
     j, new, sim, p = chosen(_best(candidates, counts > 0, -counts, sims), mastered)
     if new:
-        reason = f"You solved “{title}”; this one adds {_names(bank, new)}."
+        reason = f"{skipped}You {verb} “{title}”; this one adds {_names(bank, new)}."
+    elif sim > 0:
+        reason = f"{skipped}You {verb} “{title}”; this one practises concepts you have met (similarity {sim:.2f})."
     else:
-        reason = f"You solved “{title}”; this one practises concepts you have met (similarity {sim:.2f})."
+        reason = f"{skipped}You {verb} “{title}”; {practises(j)}, concepts you have met."
     return Recommendation(j, "closest", reason, anchor, new, sim, p)

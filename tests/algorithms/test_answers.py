@@ -170,8 +170,33 @@ CHECK_CASES = [
     ("2.28%", "about 0.0228", C),
     ("0.03", "about 0.0228", I),
     ("0", "0", C),
-    ("0.0004", "0", C),
+    ("1e-12", "0", C),
+    ("0.00004", "0", I),
+    ("0", "1/13983816", I),  # a lottery win is not zero
+    ("7.15e-8", "1/13983816", C),
     ("0.01", "0", I),
+    # small probabilities: relative, never the floor (issue 16: 0.002 and 0.0005 were taken for 0.00144)
+    ("0.00144", "0.00144", C),
+    ("0.001436", "0.00144", C),
+    ("1.44e-3", "0.00144", C),
+    ("0.144%", "0.00144", C),
+    ("0.002", "0.00144", I),
+    ("0.0005", "0.00144", I),
+    ("0.0014", "0.00144", I),  # 2.8% off: two significant figures are not enough
+    ("0.00145", "0.001436", C),  # three significant figures always are
+    ("9.95e-7", "1e-6", C),
+    ("2e-6", "1e-6", I),
+    # multi-part answers: each part checked, in order
+    ("1365, 0.0923", "1365; 0.0923", C),
+    ("1365; 0.0923", "1365; 0.0923", C),
+    ("1365 and 0.0923", "1365; 0.0923", C),
+    ("\\binom{15}{4} = 1365; 6/65", "1365; 0.0923", C),
+    ("1365, 0.092", "1365; 0.0923", C),
+    ("1365, 0.0935", "1365; 0.0923", I),
+    ("1366, 0.0923", "1365; 0.0923", C),
+    ("1400, 0.0923", "1365; 0.0923", I),
+    ("0.0923", "1365; 0.0923", I),
+    ("0.0923, 1365", "1365; 0.0923", I),
     # negative numbers
     ("-1.5", "-1.5", C),
     ("\u22121.5", "-1.5", C),
@@ -236,9 +261,12 @@ DETAIL_CASES = [
     ("0.31", "0.3125", "0.31 is within 1% of 0.3125"),
     ("0.4", "0.3125", "expected 0.3125"),
     ("31.25%", "0.3125", "31.25% is within 1% of 0.3125"),
-    ("0.023", "about 0.0228", "0.023 is within 0.001 of 0.0228"),
-    ("3.5", "E[X] = 3.5, Var(X) = 2.92", "expected 2 number(s) (E[X] = 3.5, Var(X) = 2.92) but found 1"),
-    ("2.92, 3.5", "E[X] = 3.5, Var(X) = 2.92", "expected E[X] = 3.5, Var(X) = 2.92 (number 1 differs)"),
+    ("0.023", "about 0.0228", "0.023 is within 1% of 0.0228"),
+    ("1e-12", "0", "1e-12 is within 1e-09 of 0"),
+    ("1365, 0.0935", "1365; 0.0923", "expected 1365; 0.0923 (number 2 differs; 1 of 2 parts right)"),
+    ("0.0923", "1365; 0.0923", "expected 2 number(s) (1365; 0.0923) but found 1: the answer has 2 parts, in this order, separated by ';'"),
+    ("3.5", "E[X] = 3.5, Var(X) = 2.92", "expected 2 number(s) (E[X] = 3.5, Var(X) = 2.92) but found 1: the answer has 2 parts, in this order, separated by ';'"),
+    ("2.92, 3.5", "E[X] = 3.5, Var(X) = 2.92", "expected E[X] = 3.5, Var(X) = 2.92 (number 1, 2 differs; 0 of 2 parts right)"),
     ("no idea", "0.3125", "no number found in your answer; expected 0.3125"),
     ("reject", "Reject H0", "matches Reject H0"),
     ("skewed", "The distribution is skewed to the right", "this answer is checked by you: compare with the solution"),
@@ -253,7 +281,27 @@ def test_check_answer_detail(given: str, expected: str, detail: str) -> None:
 def test_tolerances_are_parameters() -> None:
     assert check_answer("0.31", "0.3125", rel_tol=0.001, abs_tol=0.0).verdict == I
     assert check_answer("0.4", "0.3125", rel_tol=0.5).verdict == C
-    assert check_answer("0.03", "about 0.0228", abs_tol=0.01).verdict == C
+    assert check_answer("0.03", "about 0.0228", abs_tol=0.01).verdict == I  # the floor is only near zero
+    assert check_answer("0.003", "0.001", abs_tol=0.01).verdict == C
+
+
+READ_CASES = [
+    # (given, stored, what the feedback says was read)
+    ("1365, 0.0923", "1365; 0.0923", "1365; 0.0923"),
+    ("0,0923", "0.0923", "0; 923"),  # a decimal comma shows as two numbers
+    ("about 5/16", "0.3125", "0.3125"),
+    ("31.25%", "0.3125", "31.25%"),
+    ("1-(5/6)**10", "1 - (5/6)^{10}", "1-(5/6)**10 = 0.83849441711"),
+    ("987654321", "12", "987654321"),
+    ("1/3", "0.3333", "0.333333333333"),
+    ("Reject $H_0$.", "Reject H0", "reject h0"),
+    ("no idea", "0.3125", ""),
+]
+
+
+@pytest.mark.parametrize("given, stored, read", READ_CASES)
+def test_feedback_says_what_was_read(given: str, stored: str, read: str) -> None:
+    assert check_answer(given, stored).read == read
 
 
 def test_answer_check_is_frozen() -> None:

@@ -33,12 +33,15 @@ def test_counts_are_those_of_the_branches_on_a_real_book() -> None:
 
 def test_appending_suggestions_brings_weak_concepts_under_15_percent_fn() -> None:
     from benchmarks.devset_suggest import author, book_bank, concept_hints
-    from problems.demo_course import demo_rules
+    from problems.demo_course import demo_rule_branches, join_branches
 
     for book, slug in [("openstax-introductory-statistics-2e", "one-way-ANOVA"), ("openintro-statistics-4e", "population-and-sample")]:
         _, texts, truth = book_bank(book)
-        spec = demo_rules(devsets.BOOKS[book])[slug]
+        # Start from the demo-era rule (its branches written for the demo bank alone): weak on a real
+        # book whatever later passes add to the shipped rule.
+        spec = demo_rule_branches()[slug]
+        pattern = join_branches([b for b in spec["branches"] if b["from"] == ["demo"]])
         seen = [t is not None for t in truth]
-        run = author(slug, str(spec["pattern"]), bool(spec["ignore_case"]), texts, truth, seen, 0.15, 10, concept_hints(slug))
+        run = author(slug, pattern, bool(spec["ignore_case"]), texts, truth, seen, 0.15, 10, concept_hints(slug))
         assert run["start"]["fn_rate"] > 0.5 and run["end"]["fn_rate"] < 0.15, (book, slug, run["steps"])
         assert run["end"]["fp"] == run["start"]["fp"]  # each branch added no FP on the labelled problems

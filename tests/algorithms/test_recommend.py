@@ -85,17 +85,22 @@ def test_success_is_projected_through_similarity() -> None:
 
 def reference_choice(bank: Bank, attempts: list[Attempt], eligible: np.ndarray) -> int | None:
     """The policy written as the plain loop over candidates it is specified as (slow, obviously right)."""
-    allowed = eligible.copy()
     latest = {a.problem: a.outcome for a in attempts if not a.skipped}
-    for row, outcome in latest.items():
-        if outcome >= 0.999:
-            allowed[row] = False
-    if attempts:
-        allowed[attempts[-1].problem] = False
-    candidates = [int(j) for j in np.flatnonzero(allowed)]
+    open_ = [j for j in range(len(eligible)) if eligible[j] and latest.get(j, 0.0) < 0.999]
+    seen: list[int] = []
+    for row in [a.problem for a in reversed(attempts[-5:])] + [a.problem for a in reversed(attempts) if a.skipped]:
+        if row not in seen:
+            seen.append(row)
+    candidates: list[int] = []
+    for keep in range(len(seen), 0, -1):  # the most recent `keep` are excluded; relaxed oldest first
+        candidates = [j for j in open_ if j not in seen[:keep]]
+        if candidates:
+            break
+    else:
+        candidates = open_ if not seen else []
     if not candidates:
-        again = attempts[-1].problem if attempts else None
-        return again if again is not None and eligible[again] and latest.get(again, 0.0) < 0.999 else None
+        again = seen[0] if seen else None
+        return again if again is not None and again in open_ else None
     success = estimated_success(bank, attempts)
     mastered = {c for c, m in concept_mastery(bank, attempts).items() if m >= 0.7}
     last = next((a for a in reversed(attempts) if not a.skipped), None)
@@ -104,8 +109,8 @@ def reference_choice(bank: Bank, attempts: list[Attempt], eligible: np.ndarray) 
     sim = {j: float(bank.vectors[j] @ bank.vectors[last.problem]) for j in candidates}
     if last.outcome < 0.5:
         known = mastered | bank.concepts[last.problem]
-        pool = [j for j in candidates if not bank.concepts[j] - known] or candidates
-        return max(pool, key=lambda j: (sim[j], success[j], -j))
+        extra = {j: len(bank.concepts[j] - known) for j in candidates}
+        return max(candidates, key=lambda j: (sim[j] > 0 and extra[j] == 0, -extra[j], sim[j] > 0, sim[j], success[j], -j))
     new = {j: len(bank.concepts[j] - mastered) for j in candidates}
     one = [j for j in candidates if new[j] == 1]
     if one:

@@ -139,6 +139,9 @@ def test_the_demo_course_round_trips(demo_with_runs: None, tmp_path: Path) -> No
     before_vectors = active_vectors()
     student = get_user_model().objects.get(username="demo-class-03")
     before_next = next_problem_for(student)
+    from embeddings.services import embedding_default_get, embedding_default_set
+
+    embedding_default_set(method="prob2vec", source="labels", user=get_user_model().objects.get(username="headta"))
     before_counts = table_counts()
     before_export = course_export()
     assert before_export["format"] == FORMAT and before_export["counts"]["neural_suggestions"] > 0
@@ -159,6 +162,7 @@ def test_the_demo_course_round_trips(demo_with_runs: None, tmp_path: Path) -> No
     assert table_counts() == before_counts
     assert rule_history() == before_history
     assert attempts() == before_attempts
+    assert embedding_default_get() == ("prob2vec", "labels")
     dim, keys, vectors = active_vectors()
     assert (dim, keys) == before_vectors[:2] and np.array_equal(vectors, before_vectors[2])
     assert triplet_table(accepted_triplets()) == before_table

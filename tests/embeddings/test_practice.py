@@ -36,7 +36,7 @@ def test_a_wrong_answer_brings_a_similar_problem_and_a_right_one_a_new_concept(c
     assert "Correct!" in client.post(reverse("embeddings:practice"), {"action": "answer", "answer": answer}).content.decode()
 
     third, reason = offered(client)
-    assert third == course["binom"].pk and "You solved" in reason and "adds binomial-distribution" in reason
+    assert third == course["binom"].pk and "You solved" in reason and "adds Binomial distribution" in reason and "binomial-distribution" not in reason
     assert "Correct!" in client.post(reverse("embeddings:practice"), {"action": "answer", "answer": "0.375"}).content.decode()
     fourth, _ = offered(client)
     assert fourth in (first, course["bayes"].pk)  # never a solved problem, never a draft or a closed module
@@ -85,3 +85,44 @@ def test_a_problem_deleted_while_the_bank_is_remembered_is_never_offered(setting
     again, rec = next_problem_for(sam)
     assert again.pk != first.pk and rec.kind == "start"
     assert first.pk not in practice_bank().row  # the bank was read again
+
+
+@pytest.mark.django_db
+def test_similar_and_skip_never_alternate_between_two_problems(client: Any, sam: Any, course: dict[str, Any]) -> None:
+    client.force_login(sam)
+    shown = [offered(client)[0]]
+    for _ in range(2):  # "Show me a similar problem" twice: three different problems (three are open)
+        client.post(reverse("embeddings:practice"), {"action": "similar"})
+        shown.append(offered(client)[0])
+    assert len(set(shown)) == 3
+    client.post(reverse("embeddings:practice"), {"action": "answer", "report": "not_solved"})
+    after, reason = offered(client)
+    assert after not in shown[-1:]
+    client.post(reverse("embeddings:practice"), {"action": "skip"})
+    _, reason = offered(client)
+    assert "You skipped “" in reason and "You solved" not in reason
+
+
+@pytest.mark.django_db
+def test_partly_says_partly(client: Any, sam: Any, course: dict[str, Any]) -> None:
+    client.force_login(sam)
+    offered(client)
+    client.post(reverse("embeddings:practice"), {"action": "answer", "report": "partly"})
+    _, reason = offered(client)
+    assert "You partly solved “" in reason and "You solved" not in reason
+
+
+@pytest.mark.django_db
+def test_feedback_repeats_what_was_read_and_checks_each_part(client: Any, sam: Any, course: dict[str, Any]) -> None:
+    from problems.models import Problem
+
+    client.force_login(sam)
+    first, _ = offered(client)
+    Problem.objects.filter(pk=first).update(answer="1365; 0.0923")
+    page = client.post(reverse("embeddings:practice"), {"action": "answer", "answer": "1365, 0.0923"}).content.decode()
+    assert "Correct!" in page and "we read <strong>1365; 0.0923</strong>" in page and "<code>1365, 0.0923</code>" in page
+    assert "<strong>Answer:</strong>" in page  # the module is open for practice: the answer is shown
+    second, _ = offered(client)
+    Problem.objects.filter(pk=second).update(answer="0.00144")
+    page = client.post(reverse("embeddings:practice"), {"action": "answer", "answer": "0.002"}).content.decode()
+    assert "Not quite." in page and "we read <strong>0.002</strong>" in page

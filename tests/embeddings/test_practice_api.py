@@ -34,6 +34,7 @@ def test_a_student_with_a_token_practises_through_the_api(sam: Any, course: dict
     assert wrong.status_code == 201
     attempt = wrong.json()
     assert attempt["verdict"] == "incorrect" and attempt["outcome"] == 0.0 and attempt["check"]["verdict"] == "incorrect"
+    assert attempt["check"]["read"] and attempt["check"]["read"] in attempt["answer"].replace(",", ";")
     stored = Attempt.objects.get(pk=attempt["id"])
     assert stored.student == sam and stored.recommended_because == body["reason"]
     retry = attempt["next"]
@@ -105,3 +106,18 @@ def test_nothing_left_is_a_clear_reply(sam: Any, problem_factory: Any) -> None:
     problem_factory("Closed.", module="closed", labels=["nchoosek"])
     body = token_client(sam).get(f"/api/students/{sam.pk}/next").json()
     assert body.keys() == NEXT_KEYS and body["problem"] is None and body["kind"] == "done"
+
+
+@pytest.mark.django_db
+def test_next_skips_the_recent_problems_a_client_names(sam: Any, course: dict[str, Any]) -> None:
+    from rest_framework.test import APIClient
+
+    api = APIClient()
+    api.force_authenticate(sam)
+    first = api.get(f"/api/students/{sam.pk}/next").json()["problem"]["id"]
+    similar = api.get(f"/api/students/{sam.pk}/next", {"mode": "similar", "current": first, "recent": str(first)}).json()
+    again = api.get(
+        f"/api/students/{sam.pk}/next", {"mode": "similar", "current": similar["problem"]["id"], "recent": f"{first},{similar['problem']['id']}"}
+    ).json()
+    assert again["problem"]["id"] not in (first, similar["problem"]["id"])
+    assert api.get(f"/api/students/{sam.pk}/next", {"recent": "1,x"}).status_code == 400

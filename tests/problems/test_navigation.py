@@ -15,10 +15,10 @@ def _shape(groups: list[Any]) -> list[tuple[str, list[str]]]:
 
 
 def test_each_role_gets_its_groups(sam: Any, alice: Any, ivan: Any) -> None:
-    assert _shape(nav_groups(sam, "/practice/")) == [("Practice", ["Practice"]), ("Problems", ["Problems"])]
+    assert _shape(nav_groups(sam, "/practice/")) == [("Practice", ["Practice", "My progress"]), ("Problems", ["Problems"])]
     ta = _shape(nav_groups(alice, "/problems/"))
     assert ta == [
-        ("Practice", ["Practice", "Class progress"]),
+        ("Practice", ["Practice", "My progress", "Class progress"]),
         ("Problems", ["Problems", "New problem", "Import"]),
         ("Concepts", ["Concepts & rules", "Extractor reports", "Neural extractor", "Label"]),
         ("Embeddings", ["Triplets", "Embedding lab"]),
@@ -37,6 +37,7 @@ def test_each_role_gets_its_groups(sam: Any, alice: Any, ivan: Any) -> None:
         ("/concepts/reports/3/", "Extractor reports"),
         ("/concepts/analysis/", "Concepts & rules"),
         ("/practice/class/students/4/", "Class progress"),
+        ("/practice/progress/", "My progress"),
         ("/lab/runs/2/", "Embedding lab"),
     ],
 )
@@ -51,6 +52,8 @@ def test_the_header_marks_the_current_page_and_its_group(client: Any, alice: Any
     assert re.findall(r'<a href="([^"]+)" aria-current="page">([^<]+)</a>', page) == [("/concepts/reports/", "Extractor reports")]
     assert '<details class="navgroup current">\n        <summary>Concepts</summary>' in page
     assert 'class="skip-link" href="#main"' in page and '<main class="container" id="main"' in page
+    # Groups of one or two links stay in the bar: no menu to open for them.
+    assert '<summary>Embeddings</summary>' not in page and '>Embedding lab</a>' in page
     # htmx fragments carry no header.
     fragment = client.get("/problems/", HTTP_HX_REQUEST="true", HTTP_HX_TARGET="problem-results").content.decode()
     assert "mainnav" not in fragment

@@ -18,12 +18,18 @@ def rebuild(method: str, source: str) -> EmbeddingRun:
 
 
 class Command(BaseCommand):
-    help = "Rebuild embeddings of the bank (identical inputs reuse the earlier run). The newest Prob2Vec run becomes active."
+    help = (
+        "Rebuild embeddings of the bank (identical inputs reuse the earlier run). A new run of the site default "
+        "(Prob2Vec on the expert labels unless an instructor chose another) becomes active; any other run only with --activate."
+    )
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--method", default="prob2vec", help=f"one of {', '.join(METHODS)}, or all")
         parser.add_argument("--source", default="labels", choices=["labels", "rules", "hybrid"],
                             help="concepts from expert labels, the rules, or the rules plus the learned extractor (hybrid)")
+        parser.add_argument("--activate", action="store_true",
+                            help="make the (last) run built the active embedding even if it is not of the site default "
+                                 "(off by default: only the site default's runs become active by themselves)")
 
     def handle(self, *args: Any, **options: Any) -> None:
         methods = list(METHODS) if options["method"] == "all" else [options["method"]]
@@ -43,3 +49,14 @@ class Command(BaseCommand):
                               f"{len(run.missing)} without a vector{loss}{took}")
         if failed:
             raise CommandError("; ".join(failed))
+        if options["activate"]:
+            from embeddings.services import embedding_activate
+
+            embedding_activate(run_id=run.id)
+            self.stdout.write(f"run #{run.id} ({run.method}/{run.source}) is now the active embedding")
+        else:
+            from embeddings.selectors import active_run
+
+            active = active_run()
+            if active is not None:
+                self.stdout.write(f"active embedding: run #{active.id} ({active.method}/{active.source})")
