@@ -131,3 +131,19 @@ def test_the_vectorised_policy_matches_the_plain_loop_on_random_banks() -> None:
         rec = recommend(bank, attempts, eligible)
         expected = reference_choice(bank, attempts, eligible)
         assert (rec.problem if rec else None) == expected, trial
+
+
+def test_new_concept_counts_match_the_sets_on_random_banks() -> None:
+    """_new_counts reads only the known concepts' rows; it must equal |concepts - known| problem by problem."""
+    from embeddings.algorithms.recommend import _new_counts
+
+    rng = np.random.default_rng(1)
+    for _ in range(200):
+        n, c = int(rng.integers(1, 300)), int(rng.integers(1, 20))
+        concepts = [frozenset(rng.choice(c, size=int(rng.integers(0, min(c, 4) + 1)), replace=False).tolist()) for _ in range(n)]
+        bank = Bank(np.zeros((n, 2), np.float32), concepts, [""] * n, [""] * c)
+        known = set(rng.choice(c + 3, size=int(rng.integers(0, c + 1))).tolist())  # may name concepts no problem has
+        candidates = np.flatnonzero(rng.random(n) < 0.7)
+        got = _new_counts(bank, candidates, known)
+        assert got.dtype == np.int64
+        assert got.tolist() == [len(concepts[i] - known) for i in candidates]
