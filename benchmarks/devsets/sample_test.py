@@ -19,8 +19,8 @@ These are test splits: label them, never tune on them.
 from __future__ import annotations
 
 import json
-import os
 import random
+import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -30,9 +30,8 @@ TOTAL = 70
 MIN_PER_STRATUM = 8
 RESERVE = 30
 
-
-def shared_data_dir() -> Path:
-    return Path(os.environ.get("PROB2VEC_SHARED_DATA") or ROOT.parent / "shared" / "data")
+sys.path.insert(0, str(ROOT))
+from benchmarks.devsets import shared_data_dir  # noqa: E402  (plain Python: $PROB2VEC_SHARED_DATA or ../shared/data)
 
 
 def read_jsonl(path: Path) -> list[dict]:

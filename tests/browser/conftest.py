@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import os
 from pathlib import Path
 from typing import Any, Iterator
@@ -59,3 +60,22 @@ def login(page: Any, live_server: Any) -> Any:
         page.wait_for_url(lambda url: "/login/" not in url)  # students land on practice, staff on the bank
 
     return do
+
+
+@pytest.fixture
+def two_concept_families(problem_factory: Any, hana: Any) -> list[Any]:
+    """Eight problems in two concept families (counting, Bayes), one accepted triplet, and the onehot
+    and Prob2Vec embeddings built on them: the lab's and the charts' browser tests start here."""
+    from django.core.management import call_command
+
+    from embeddings.services import triplet_create, triplet_decide
+
+    # In skip-gram two concepts are near when they share contexts, so each family has three concepts.
+    counting = ["nchoosek", "permutations", "counting-principle"]
+    bayes = ["Bayes-formula", "conditional-probability", "law-of-total-probability"]
+    made = [problem_factory(f"Count {i}", module="m", labels=counting[:2] if i == 0 else counting) for i in range(4)]
+    made += [problem_factory(f"Bayes {i}", module="m", labels=bayes[:2] if i == 0 else bayes) for i in range(4)]
+    triplet_decide(triplet=triplet_create(anchor=made[0], positive=made[1], negative=made[4]), decision="accept", user=hana)
+    call_command("rebuild_embeddings", "--method", "onehot", stdout=io.StringIO())
+    call_command("rebuild_embeddings", "--method", "prob2vec", stdout=io.StringIO())
+    return made

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import io
 from typing import Any
 
 import pytest
-from django.core.management import call_command
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -20,21 +18,14 @@ def _chart_box(page: Any, figure_id: str) -> dict[str, float]:
 
 
 def test_every_chart_renders_and_the_continuity_map_keeps_the_concept_in_the_url(
-    page: Any, live_server: Any, login: Any, alice: Any, bob: Any, hana: Any, problem_factory: Any
+    page: Any, live_server: Any, login: Any, alice: Any, bob: Any, two_concept_families: list[Any]
 ) -> None:
     from concepts.models import Concept, ExtractorReport, NeuralExperiment
     from concepts.services import labels_set
     from embeddings.models import EmbeddingRun
-    from embeddings.services import triplet_create, triplet_decide
     from tests.concepts.test_charts import RESULTS, STATS
 
-    counting = ["nchoosek", "permutations", "counting-principle"]
-    bayes = ["Bayes-formula", "conditional-probability", "law-of-total-probability"]
-    made = [problem_factory(f"Count {i}", module="m", labels=counting[:2] if i == 0 else counting) for i in range(4)]
-    made += [problem_factory(f"Bayes {i}", module="m", labels=bayes[:2] if i == 0 else bayes) for i in range(4)]
-    triplet_decide(triplet=triplet_create(anchor=made[0], positive=made[1], negative=made[4]), decision="accept", user=hana)
-    call_command("rebuild_embeddings", "--method", "onehot", stdout=io.StringIO())
-    call_command("rebuild_embeddings", "--method", "prob2vec", stdout=io.StringIO())
+    made = two_concept_families
     run = EmbeddingRun.objects.get(method="prob2vec")
     report = ExtractorReport.objects.create(status="done", problems=8, fp_rate=0.0098, fn_rate=0.0917, concepts=STATS)
     experiment = NeuralExperiment.objects.create(concepts=["nchoosek"], schemes=list(RESULTS["schemes"]), rounds=1, status="done", results=RESULTS)
