@@ -28,6 +28,17 @@ TEST_SETS = {
     "theoremqa-probability-statistics": "theoremqa",
     "math-counting-probability": "math",
 }
+# Genre dev samples (sample_genre_dev.py): problems of the test splits' collections that the test
+# splits did not take, labelled for tuning rules on competition counting and theorem questions.
+# Folder -> short name; GENRE_DEV_OF gives the shared/data collection each is drawn from.
+GENRE_DEV = {
+    "math-counting-probability-dev": "math-dev",
+    "theoremqa-probability-statistics-dev": "theoremqa-dev",
+}
+GENRE_DEV_OF = {
+    "math-counting-probability-dev": "math-counting-probability",
+    "theoremqa-probability-statistics-dev": "theoremqa-probability-statistics",
+}
 
 
 def shared_data_dir() -> Path:
@@ -38,7 +49,7 @@ def shared_data_dir() -> Path:
 def missing_reason(shared: Path | None = None, collections: dict[str, str] = BOOKS) -> str:
     """Why the dev sets (or ``collections``) cannot be used here, or "" when all their problems are present."""
     shared = shared or shared_data_dir()
-    absent = [book for book in collections if not (shared / book / "problems.jsonl").exists()]
+    absent = [book for book in collections if not (shared / GENRE_DEV_OF.get(book, book) / "problems.jsonl").exists()]
     if absent:
         return f"the public collections are not at {shared} (missing: {', '.join(absent)}); set PROB2VEC_SHARED_DATA"
     return ""
@@ -56,7 +67,7 @@ def chapter_of(record: dict) -> str:
 
 def book_problems(book: str, shared: Path | None = None) -> list[dict]:
     """Every problem of the book, as in shared/data but with ``module`` set to its chapter."""
-    records = _jsonl((shared or shared_data_dir()) / book / "problems.jsonl")
+    records = _jsonl((shared or shared_data_dir()) / GENRE_DEV_OF.get(book, book) / "problems.jsonl")
     return [{**r, "module": chapter_of(r), "section": r["module"]} for r in records]
 
 
