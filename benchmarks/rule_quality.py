@@ -8,6 +8,8 @@ What it measures
       - each dev book (``benchmarks/devsets/``: OpenStax, OpenIntro, Grinstead & Snell, labelled by
         ``../shared/concepts/LABELLING.md``), with micro recall and the share of labelled problems the
         rules find no concept in;
+      - the **genre dev samples** (MATH counting & probability and TheoremQA problems outside their
+        test splits, ``benchmarks/devsets/sample_genre_dev.py``), once labelled, like the books;
       - **leave one book out**: each book measured with the rules minus the branches written from
         that book's misses only (each branch of rules.json says where it came from), i.e. rules tuned
         without the book; and **strict**: also without the branches the book shares with other
@@ -25,7 +27,7 @@ What it measures
     recovers where the rules were never tuned on the book.
 
 How to run (from the project folder)
-    .venv/bin/python benchmarks/rule_quality.py [--json] [--misses SLUG] [--shared ../shared/data] [--learned]
+    .venv/bin/python benchmarks/rule_quality.py [--json] [--misses SLUG] [--shared ../shared/data] [--learned] [--no-test-splits]
 
 Plain Python: no Django, no database. The dev books are read from ../shared/data (or
 $PROB2VEC_SHARED_DATA); without them only the demo bank is measured, and the script says so.
@@ -129,6 +131,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--worst", type=int, default=8, help="worst concepts listed per book")
     parser.add_argument("--shared", type=Path, metavar="DIR", help="also report coverage on DIR/*/problems.jsonl")
     parser.add_argument("--learned", action="store_true", help="also: leave-one-book-out rules plus the learned extractor")
+    parser.add_argument("--no-test-splits", action="store_true", help="leave the test splits out (while writing rules: never see them)")
     args = parser.parse_args(argv)
 
     concepts = load_concepts()
@@ -145,9 +148,18 @@ def main(argv: list[str] | None = None) -> int:
             books[name] = (ids, texts, truth, measure(texts, truth, concepts, compiled))
             lobo[name] = measure(texts, truth, concepts, compiled_rules(without=name))
             strict[name] = measure(texts, truth, concepts, compiled_rules(without=name, strict=True))
+    # The genre dev samples (MATH, TheoremQA outside their test splits), once labelled: tuned on like the books.
+    if not devsets.missing_reason(collections=devsets.GENRE_DEV):
+        for book, name in devsets.GENRE_DEV.items():
+            ids, texts, truth = dev_book(book)
+            if not ids:
+                continue
+            books[name] = (ids, texts, truth, measure(texts, truth, concepts, compiled))
+            lobo[name] = measure(texts, truth, concepts, compiled_rules(without=name))
+            strict[name] = measure(texts, truth, concepts, compiled_rules(without=name, strict=True))
     # The test splits: measured with every rule, never tuned on (benchmarks/devsets/TEST_SETS.md).
     tests: dict[str, dict] = {}
-    if not devsets.missing_reason(collections=devsets.TEST_SETS):
+    if not args.no_test_splits and not devsets.missing_reason(collections=devsets.TEST_SETS):
         for collection, name in devsets.TEST_SETS.items():
             _, texts, truth = dev_book(collection)
             tests[name] = measure(texts, truth, concepts, compiled)
@@ -168,12 +180,12 @@ def main(argv: list[str] | None = None) -> int:
     print(f"rules: {len(demo_rules())} of {len(concepts)} concepts")
     if reason:
         print(f"dev books skipped: {reason}")
-    print(f"\n{'set':10} {'problems':>8} {'FN':>8} {'FP':>7} {'recall':>8} {'no concept':>11} {'LOBO FN':>8} {'LOBO FP':>8} {'strict FN':>9} {'strict FP':>9}")
+    print(f"\n{'set':13} {'problems':>8} {'FN':>8} {'FP':>7} {'recall':>8} {'no concept':>11} {'LOBO FN':>8} {'LOBO FP':>8} {'strict FN':>9} {'strict FP':>9}")
     for name, s in summary.items():
         if s.get("test_split") and not any(summary[n].get("test_split") for n in list(summary)[: list(summary).index(name)]):
             print("test splits, never tuned on (per-concept figures not printed, so that nobody tunes on them):")
         lo, st = s.get("leave_one_book_out", {}), s.get("leave_one_book_out_strict", {})
-        print(f"{name:10} {s['problems']:>8} {pct(s['fn_rate']):>8} {pct(s['fp_rate']):>7} {pct(s['micro_recall']):>8} "
+        print(f"{name:13} {s['problems']:>8} {pct(s['fn_rate']):>8} {pct(s['fp_rate']):>7} {pct(s['micro_recall']):>8} "
               f"{pct(s['no_concept']):>11} {pct(lo.get('fn_rate')) if lo else '':>8} {pct(lo.get('fp_rate')) if lo else '':>8} "
               f"{pct(st.get('fn_rate')) if st else '':>9} {pct(st.get('fp_rate')) if st else '':>9}")
     for name, (_, _, _, r) in books.items():

@@ -170,3 +170,35 @@ def test_rule_quality_reports_the_test_splits_apart() -> None:
     if not devsets.missing_reason():
         strict, lenient = summary["openstax"]["leave_one_book_out_strict"], summary["openstax"]["leave_one_book_out"]
         assert strict["fn_rate"] >= lenient["fn_rate"]  # strict leaves out more branches
+
+
+# ------------------------------------------------- the genre dev samples (sample_genre_dev.py)
+needs_genre = pytest.mark.skipif(
+    bool(devsets.missing_reason(collections=devsets.GENRE_DEV)),
+    reason=devsets.missing_reason(collections=devsets.GENRE_DEV) or "collections present",
+)
+
+
+@pytest.mark.parametrize("dev", list(devsets.GENRE_DEV))
+def test_genre_dev_labels_follow_the_sample_and_never_touch_the_test_split(dev: str) -> None:
+    folder = devsets.HERE / dev
+    sample = folder.joinpath("sample.txt").read_text(encoding="utf-8").split()
+    test = devsets.HERE / devsets.GENRE_DEV_OF[dev]
+    test_ids = set(test.joinpath("sample.txt").read_text(encoding="utf-8").split() + test.joinpath("reserve.txt").read_text(encoding="utf-8").split())
+    assert not set(sample) & test_ids  # rules tuned on a dev sample can never have seen a test problem
+    labels, skipped = devsets.labels(dev), devsets.skipped(dev)
+    assert len(labels) >= 25 and not set(labels) & set(skipped)
+    done = set(labels) | set(skipped)
+    assert done == set(sample[: len(done)])  # labelled in order, no gaps
+    assert all(concepts and set(concepts) <= SLUGS and len(set(concepts)) == len(concepts) for concepts in labels.values())
+    assert all(reason.strip() for reason in skipped.values())
+
+
+@needs_genre
+@pytest.mark.parametrize("dev", list(devsets.GENRE_DEV))
+def test_genre_dev_sample_is_reproducible_and_in_the_collection(dev: str) -> None:
+    from benchmarks.devsets import sample_genre_dev
+
+    sample = sample_genre_dev.draw(dev, write=False)
+    assert sample == (devsets.HERE / dev / "sample.txt").read_text(encoding="utf-8").split()
+    assert set(sample) <= {r["id"] for r in devsets.book_problems(dev)}

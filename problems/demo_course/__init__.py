@@ -37,10 +37,11 @@ def read_tsv(name: str) -> list[dict[str, str]]:
 
 
 # Where a branch of a starter rule came from (`rules.json`, "from"): the demo bank, the concept
-# dictionary and textbook usage in general, or the misses of one dev book (benchmarks/devsets/).
-# benchmarks/rule_quality.py measures "leave one book out" by dropping the branches only that book
+# dictionary and textbook usage in general, or the misses of one dev set (benchmarks/devsets/: the
+# three dev books, and the genre dev samples of MATH and TheoremQA, drawn outside their test splits).
+# benchmarks/rule_quality.py measures "leave one book out" by dropping the branches only that set
 # motivated.
-RULE_ORIGINS = ("demo", "general", "openstax", "openintro", "gs")
+RULE_ORIGINS = ("demo", "general", "openstax", "openintro", "gs", "math-dev", "theoremqa-dev")
 
 
 def demo_rule_branches() -> dict[str, dict[str, object]]:
