@@ -78,7 +78,8 @@ class Bank:
 
 def load_bank(test_splits: bool = False) -> Bank:
     """The demo course and the three dev books (every problem); ``test_splits`` adds the TheoremQA and
-    MATH collections, whose labels and triplets are only ever measured (TEST_SETS.md)."""
+    MATH collections, whose labels and triplets are only ever measured (TEST_SETS.md), with the labels
+    of their genre dev samples (devsets.GENRE_DEV) on the problems those took."""
     bank = Bank(slugs=sorted(row["slug"] for row in read_tsv("concepts.tsv")))
     keys: dict[tuple[str, str], int] = {}
     for path in bank_files():
@@ -88,8 +89,11 @@ def load_bank(test_splits: bool = False) -> Bank:
             bank.books.append("demo")
             bank.labels.append(list(r["labels"]))  # type: ignore[arg-type]
     collections = {**devsets.BOOKS, **(devsets.TEST_SETS if test_splits else {})}
+    genre_dev = {collection: dev for dev, collection in devsets.GENRE_DEV_OF.items()}
     for book, name in collections.items():
-        truth = devsets.labels(book)
+        # A test split's collection also carries the labels of its genre dev sample (other problems of
+        # the same collection, tuned on): the bank's labels, which the labels and hybrid sources use.
+        truth = {**(devsets.labels(genre_dev[book]) if book in genre_dev else {}), **devsets.labels(book)}
         for r in devsets.book_problems(book):
             keys[(name, r["id"])] = len(bank.texts)
             bank.texts.append(r["text"])

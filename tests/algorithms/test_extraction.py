@@ -104,7 +104,8 @@ def test_a_slow_fallback_rule_stops_at_its_budget_over_all_texts() -> None:
     with pytest.raises(extraction.RuleBudgetExceeded) as caught:
         extraction.extract_many(texts, compiled)
     assert caught.value.slug == "slow" and "time budget of 0.1s" in str(caught.value)
-    assert 0 < caught.value.texts_done < len(texts)
+    # Stopped before the end of the bank; how many texts fit in 0.1 s depends on the machine's load (0 is possible).
+    assert caught.value.texts_done < len(texts)
     # The budget is per pass: a fresh compile starts again; without a budget only the per-text limit holds.
     assert extraction.extract_many(texts[:2], compile_rules([Rule("slow", SLOW_BACKREFERENCE)], timeout=5, budget=None)) == [set(), set()]
     with pytest.raises(extraction.RuleBudgetExceeded):
