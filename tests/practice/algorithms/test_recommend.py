@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from embeddings.algorithms.recommend import Attempt, Bank, concept_mastery, estimated_success, recommend
+from practice.algorithms.recommend import Attempt, Bank, concept_mastery, estimated_success, recommend
 
 # Concepts: 0 counting, 1 binomial, 2 Bayes, 3 conditional, 4 normal.
 NAMES = ["counting", "binomial", "Bayes", "conditional", "normal"]
@@ -135,7 +135,7 @@ def test_the_vectorised_policy_matches_the_plain_loop_on_random_banks() -> None:
 
 def test_new_concept_counts_match_the_sets_on_random_banks() -> None:
     """_new_counts reads only the known concepts' rows; it must equal |concepts - known| problem by problem."""
-    from embeddings.algorithms.recommend import _new_counts
+    from practice.algorithms.recommend import _new_counts
 
     rng = np.random.default_rng(1)
     for _ in range(200):
