@@ -84,7 +84,8 @@ def prepare(args: argparse.Namespace, url: str, name: str) -> list[tuple[int, st
     from rest_framework.authtoken.models import Token
 
     from embeddings.models import ActiveEmbedding
-    from problems.models import Attempt, Module, Problem
+    from problems.models import Module, Problem
+    from practice.models import Attempt
 
     call_command("migrate", verbosity=0, interactive=False)
     if reusing and Problem.objects.count() != args.problems:

@@ -4,7 +4,7 @@ What it measures
     Synthetic learners with a hidden skill per concept practise the demo course's problems, one
     attempt at a time, under three policies, each learner meeting the same start and the same
     random numbers under every policy (common random numbers):
-      recommend  our `embeddings.algorithms.recommend.recommend()` (mode "next", default Policy),
+      recommend  our `practice.algorithms.recommend.recommend()` (mode "next", default Policy),
                  on Prob2Vec vectors of the whole bank, eligible = the problems of the first
                  --modules modules (as the app does with the modules open for practice);
       random     a uniformly random unsolved eligible problem each time (a failed one may come again);
@@ -68,7 +68,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from embeddings.algorithms.recommend import SOLVED, Attempt, Bank, Policy, recommend  # noqa: E402
+from practice.algorithms.recommend import SOLVED, Attempt, Bank, Policy, recommend  # noqa: E402
 
 FRUSTRATING = 0.2  # an attempt with a true p(solve) below this is frustrating
 

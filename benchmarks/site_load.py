@@ -174,7 +174,8 @@ def prepare(args: argparse.Namespace, url: str, name: str) -> Plan:
     from concepts.models import ConceptRule, ExtractorReport, GroundTruthLabel
     from embeddings.models import ActiveEmbedding
     from problems.demo_course import DEMO_COLLECTION
-    from problems.models import Attempt, Problem
+    from problems.models import Problem
+    from practice.models import Attempt
     from problems.roles import HEAD_TA, INSTRUCTOR, STUDENT, TA
 
     if reusing:

@@ -3,4 +3,4 @@ from django.apps import AppConfig
 
 class EmbeddingsConfig(AppConfig):
     name = "embeddings"
-    verbose_name = "Embeddings and recommendations"
+    verbose_name = "Embeddings"

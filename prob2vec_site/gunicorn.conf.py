@@ -27,7 +27,7 @@ accesslog = os.getenv("GUNICORN_ACCESS_LOG") or None
 
 def when_ready(server):  # noqa: ANN001 (gunicorn hook)
     try:
-        from embeddings.selectors import practice_bank
+        from practice.selectors import practice_bank
 
         bank = practice_bank()
         server.log.info("practice bank ready: %d problems (embedding run %s)", len(bank.ids), bank.run_id)

@@ -70,6 +70,7 @@ INSTALLED_APPS = [
     "problems",
     "concepts",
     "embeddings",
+    "practice",
 ]
 
 MIDDLEWARE = [

@@ -5,6 +5,7 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitVie
 
 from concepts import api as concepts_api
 from embeddings import api as embeddings_api
+from practice import api as practice_api
 from problems import api as problems_api
 from problems import views as problems_views
 from problems.login_throttle import ThrottledAdminAuthenticationForm, ThrottledObtainAuthToken, admin_login_view, login_view
@@ -18,6 +19,7 @@ urlpatterns = [
     path("problems/", include("problems.urls")),
     path("concepts/", include("concepts.urls")),
     path("", include("embeddings.urls")),
+    path("", include("practice.urls")),
     path("api/problems/", problems_api.problem_list_api, name="api-problem-list"),
     path("api/problems/<int:pk>/", problems_api.problem_detail_api, name="api-problem-detail"),
     path("api/rules/", concepts_api.rule_list_api, name="api-rule-list"),
@@ -36,8 +38,8 @@ urlpatterns = [
     path("api/triplets/<int:pk>/", embeddings_api.triplet_detail_api, name="api-triplet-detail"),
     path("api/triplets/<int:pk>/votes/", embeddings_api.triplet_vote_api, name="api-triplet-vote"),
     path("api/triplets/<int:pk>/decision/", embeddings_api.triplet_decision_api, name="api-triplet-decision"),
-    path("api/students/<int:student_id>/next", embeddings_api.student_next_api, name="api-student-next"),
-    path("api/attempts", embeddings_api.attempt_create_api, name="api-attempts"),
+    path("api/students/<int:student_id>/next", practice_api.student_next_api, name="api-student-next"),
+    path("api/attempts", practice_api.attempt_create_api, name="api-attempts"),
     path("api/token/", ThrottledObtainAuthToken.as_view(), name="api-token"),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("api/docs/", SpectacularSwaggerSplitView.as_view(url_name="api-schema"), name="api-docs"),

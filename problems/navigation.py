@@ -14,9 +14,9 @@ from django.urls import reverse
 # (group, [(url name, label, permission or None for any signed-in user)])
 NAVIGATION: list[tuple[str, list[tuple[str, str, str | None]]]] = [
     ("Practice", [
-        ("embeddings:practice", "Practice", None),
-        ("embeddings:my-progress", "My progress", None),
-        ("embeddings:practice-class", "Class progress", "problems.view_attempt"),
+        ("practice:practice", "Practice", None),
+        ("practice:my-progress", "My progress", None),
+        ("practice:practice-class", "Class progress", "practice.view_attempt"),
     ]),
     ("Problems", [
         ("problems:list", "Problems", None),
@@ -37,7 +37,7 @@ NAVIGATION: list[tuple[str, list[tuple[str, str, str | None]]]] = [
 
 
 # Element ids some links carry (pages and tests point at them).
-DOM_IDS = {"embeddings:my-progress": "nav-my-progress"}
+DOM_IDS = {"practice:my-progress": "nav-my-progress"}
 
 
 @dataclass

@@ -50,7 +50,7 @@ _TA_PERMISSIONS = [
     "concepts.delete_selectedword",
     "concepts.view_neuralexperiment",
     "concepts.add_neuralexperiment",
-    "problems.view_attempt",
+    "practice.view_attempt",
 ]
 _HEAD_TA_PERMISSIONS = _TA_PERMISSIONS + [
     "concepts.add_concept",
@@ -62,7 +62,7 @@ _HEAD_TA_PERMISSIONS = _TA_PERMISSIONS + [
 _INSTRUCTOR_PERMISSIONS = _HEAD_TA_PERMISSIONS + [
     "problems.add_module",
     "problems.change_module",
-    "problems.add_attempt",
+    "practice.add_attempt",
     "concepts.delete_concept",
     "embeddings.change_activeembedding",  # the site default embedding, and "make active"
 ]

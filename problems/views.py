@@ -33,7 +33,7 @@ def home(request: HttpRequest) -> HttpResponse:
     from problems.roles import STUDENT, user_role
 
     if user_role(request.user) == STUDENT:
-        return redirect("embeddings:practice")  # by URL name: problems/ never imports embeddings/
+        return redirect("practice:practice")  # by URL name: problems/ never imports practice/
     return redirect("problems:list")
 
 

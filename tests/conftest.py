@@ -177,7 +177,7 @@ def demo_course(db: Any, settings: Any) -> None:
 
 @pytest.fixture
 def course(problem_factory: Callable[..., Any]) -> dict[str, Any]:
-    """A practice course with known recommendations (tests/practice_course.py)."""
-    from tests.practice_course import make_practice_course
+    """A practice course with known recommendations (tests/practice/course.py)."""
+    from tests.practice.course import make_practice_course
 
     return make_practice_course(problem_factory)

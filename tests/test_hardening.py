@@ -19,7 +19,9 @@ from django.utils import timezone
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
-from problems.models import Attempt, LoginFailure, Problem
+from problems.models import LoginFailure, Problem
+
+from practice.models import Attempt
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -35,8 +35,11 @@ PURE_MODULES = [
     "charts/geometry.py",
     "charts/figures.py",
     "embeddings/algorithms/projection.py",
+    "practice/answers.py",
+    "practice/algorithms/recommend.py",
+    "practice/algorithms/progress.py",
 ]
-FORBIDDEN = ("django", "rest_framework", "celery", "problems.models", "concepts.models", "embeddings.models")
+FORBIDDEN = ("django", "rest_framework", "celery", "problems.models", "concepts.models", "embeddings.models", "practice.models")
 
 
 def imported_names(path: Path) -> set[str]:
@@ -60,3 +63,19 @@ def test_pure_modules_import_without_settings() -> None:
     code = "import sys\n" + "".join(f"import {n}\n" for n in names) + "assert 'django.conf' not in sys.modules\n"
     env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT)}
     subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT, env=env)
+
+
+# Apps depend one way: problems <- concepts <- embeddings <- practice. An app never imports one above it
+# (a page of a lower app reaches a higher one by URL name only, as the problem page pulls "similar problems").
+ABOVE = {"problems": ("practice",), "concepts": ("practice",), "embeddings": ("practice",)}
+
+
+@pytest.mark.parametrize("app", sorted(ABOVE))
+def test_an_app_never_imports_one_above_it(app: str) -> None:
+    bad = [
+        f"{path.relative_to(ROOT)} imports {name}"
+        for path in sorted((ROOT / app).rglob("*.py"))
+        for name in sorted(imported_names(path))
+        if name.split(".")[0] in ABOVE[app]
+    ]
+    assert bad == []

@@ -16,7 +16,7 @@ from benchmarks.simulate_learners import (
     simulate,
     summarize,
 )
-from embeddings.algorithms.recommend import Attempt, Bank
+from practice.algorithms.recommend import Attempt, Bank
 
 # Concepts: 0 counting, 1 binomial, 2 conditional, 3 Bayes. Rows in "book order".
 NAMES = ["counting", "binomial", "conditional", "Bayes"]

@@ -71,7 +71,7 @@ def test_the_pages_work_under_the_content_security_policy(
 def test_a_students_math_cannot_draw_a_giant_box_on_a_staff_page(
     page: Any, live_server: Any, login: Any, alice: Any, sam: Any, course: dict[str, Any]
 ) -> None:
-    from problems.models import Attempt
+    from practice.models import Attempt
 
     Attempt.objects.create(
         student=sam, problem=course["count1"], verdict="incorrect", outcome=0.0, answer="7",

@@ -14,7 +14,7 @@ ANSWERS = {"Count one": "10", "Count two": "20", "Binomial": "0.375"}
 def test_a_student_is_offered_a_similar_problem_after_a_miss_and_a_new_concept_after_a_success(
     page: Any, live_server: Any, login: Any, sam: Any, course: dict[str, Any]
 ) -> None:
-    from problems.models import Attempt
+    from practice.models import Attempt
 
     login("sam")
     assert page.url.endswith("/practice/")  # students land on practice

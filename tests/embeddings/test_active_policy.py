@@ -119,12 +119,12 @@ def test_an_unfinished_run_cannot_be_made_active(bank: dict[str, Any]) -> None:
 def test_pages_that_use_the_embedding_name_the_active_run(client: Any, course: dict[str, Any], sam: Any, ivan: Any) -> None:
     run = active_run()
     client.force_login(sam)
-    for url in (reverse("embeddings:practice"), reverse("embeddings:problem-similar", args=[course["count1"].pk])):
+    for url in (reverse("practice:practice"), reverse("embeddings:problem-similar", args=[course["count1"].pk])):
         page = client.get(url).content.decode()
         assert f'data-run="{run.pk}"' in page and "Embedding in use" in page, url
     client.force_login(ivan)
     for url in (
-        reverse("embeddings:practice-class"), reverse("embeddings:practice-student", args=[sam.pk]), reverse("embeddings:lab"),
+        reverse("practice:practice-class"), reverse("practice:practice-student", args=[sam.pk]), reverse("embeddings:lab"),
         reverse("embeddings:lab-concepts"),
     ):
         page = client.get(url).content.decode()

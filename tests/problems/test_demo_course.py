@@ -76,8 +76,8 @@ def test_the_demo_has_judged_triplets_within_modules_and_two_annotators(demo_cou
 
 
 def test_the_demo_class_has_practised_once(demo_course: None) -> None:
-    from embeddings.selectors import class_progress
-    from problems.models import Attempt
+    from practice.selectors import class_progress
+    from practice.models import Attempt
 
     attempts = Attempt.objects.count()
     assert attempts > 100 and not Attempt.objects.exclude(problem__module__open_for_practice=True).exists()

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from embeddings.algorithms.progress import class_means, learner_progress, stuck_reason
-from embeddings.algorithms.recommend import Attempt, projected
-from tests.algorithms.test_recommend import BANK
+from practice.algorithms.progress import class_means, learner_progress, stuck_reason
+from practice.algorithms.recommend import Attempt, projected
+from tests.practice.algorithms.test_recommend import BANK
 
 MODULES = {"counting": np.array([0, 1, 2, 3]), "bayes": np.array([4, 5, 6]), "empty": np.array([], dtype=np.int64)}
 

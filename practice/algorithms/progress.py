@@ -15,7 +15,7 @@ from typing import Iterable, Mapping, Sequence
 
 import numpy as np
 
-from embeddings.algorithms.recommend import SOLVED, Attempt, Bank, Policy, concept_mastery, projected
+from practice.algorithms.recommend import SOLVED, Attempt, Bank, Policy, concept_mastery, projected
 
 STUCK_FAILURES = 4  # tries in a row without a success
 STUCK_SKIPS = 3  # skips in a row

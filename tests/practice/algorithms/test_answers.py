@@ -5,8 +5,8 @@ import random
 
 import pytest
 
-from problems import answers
-from problems.answers import AnswerCheck, check_answer, expected_numbers, parse_number
+from practice import answers
+from practice.answers import AnswerCheck, check_answer, expected_numbers, parse_number
 
 PARSE_CASES = {
     # plain numbers

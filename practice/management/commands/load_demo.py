@@ -1,5 +1,6 @@
-"""The demo course loader. It lives in `embeddings`, the app every other one sits under, because it
-fills all of them: modules and problems, concepts and rules, annotators' labels, and triplets."""
+"""The demo course loader. It lives in `practice`, the app every other one sits under, because it
+fills all of them: modules and problems, concepts and rules, annotators' labels, triplets, and the
+demo class's attempts."""
 
 from __future__ import annotations
 
@@ -120,7 +121,7 @@ class Command(BaseCommand):
         import random
 
         from concepts.models import GroundTruthLabel
-        from problems.models import Attempt
+        from practice.models import Attempt
         from problems.roles import STUDENT
 
         if Attempt.objects.exists():

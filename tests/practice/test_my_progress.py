@@ -7,12 +7,12 @@ from typing import Any
 import pytest
 from django.urls import reverse
 
-from tests.embeddings.test_practice import offered
+from tests.practice.test_practice import offered
 
 
 @pytest.mark.django_db
 def test_students_land_on_practice_and_staff_on_the_bank(client: Any, sam: Any, alice: Any, charlie: Any) -> None:
-    for user, where in ((sam, reverse("embeddings:practice")), (alice, reverse("problems:list"))):
+    for user, where in ((sam, reverse("practice:practice")), (alice, reverse("problems:list"))):
         response = client.post(reverse("login"), {"username": user.get_username(), "password": "password-123"})
         assert response.status_code == 302 and response.url == reverse("home")
         assert client.get(reverse("home")).url == where
@@ -24,14 +24,14 @@ def test_students_land_on_practice_and_staff_on_the_bank(client: Any, sam: Any, 
 @pytest.mark.django_db
 def test_my_progress_shows_mastery_recent_attempts_and_what_next(client: Any, sam: Any, course: dict[str, Any]) -> None:
     client.force_login(sam)
-    empty = client.get(reverse("embeddings:my-progress")).content.decode()
+    empty = client.get(reverse("practice:my-progress")).content.decode()
     assert "No attempts yet" in empty and 'id="what-next"' in empty and "Practise:" in empty
     first, _ = offered(client)
-    client.post(reverse("embeddings:practice"), {"action": "answer", "answer": "7"})  # wrong
+    client.post(reverse("practice:practice"), {"action": "answer", "answer": "7"})  # wrong
     second, _ = offered(client)
     answer = "20" if second == course["count2"].pk else "10"
-    client.post(reverse("embeddings:practice"), {"action": "answer", "answer": answer})  # right
-    page = client.get(reverse("embeddings:my-progress")).content.decode()
+    client.post(reverse("practice:practice"), {"action": "answer", "answer": answer})  # right
+    page = client.get(reverse("practice:my-progress")).content.decode()
     # Mastery per concept, by name, as a figure in a table and as an SVG bar.
     concepts = page.split('id="concept-mastery"')[1].split("</section>")[0]
     assert "Combinations" in concepts and "<svg" in concepts and 'aria-label="Combinations: ' in concepts
@@ -42,16 +42,16 @@ def test_my_progress_shows_mastery_recent_attempts_and_what_next(client: Any, sa
     assert recent.count('<tr class="verdict-') == 2 and "verdict-incorrect" in recent and "verdict-correct" in recent
     assert "Practise:" in page and 'id="active-run"' in page
     # Never another student's page: the URL has no id, and staff pages stay closed to students.
-    assert client.get(reverse("embeddings:practice-student", args=[sam.pk])).status_code == 403
+    assert client.get(reverse("practice:practice-student", args=[sam.pk])).status_code == 403
 
 
 @pytest.mark.django_db
 def test_my_progress_hides_titles_of_withdrawn_problems(client: Any, sam: Any, course: dict[str, Any]) -> None:
     from problems.models import Problem
-    from problems.services import attempt_record
+    from practice.services import attempt_record
 
     attempt_record(student=sam, problem=course["count1"], answer="10")
     Problem.objects.filter(pk=course["count1"].pk).update(released=False)
     client.force_login(sam)
-    page = client.get(reverse("embeddings:my-progress")).content.decode()
+    page = client.get(reverse("practice:my-progress")).content.decode()
     assert "Count one" not in page and f"problem #{course['count1'].pk} (withdrawn)" in page

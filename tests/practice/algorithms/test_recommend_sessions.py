@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from benchmarks.simulate_learners import demo_sim_bank
-from embeddings.algorithms.recommend import RECENT, SOLVED, Attempt, Bank, recommend
+from practice.algorithms.recommend import RECENT, SOLVED, Attempt, Bank, recommend
 from problems.demo_course import read_tsv
 
 SESSIONS, STEPS = 50, 30

@@ -231,15 +231,27 @@ def recommend(
         sizes = bank.incidence[2][candidates]
         best = int(candidates[np.lexsort((candidates, sizes))[0]])
         return Recommendation(best, "start", f"{skipped}A first problem to see where you stand.", estimated_success=0.5)
-    sims = (bank.vectors @ bank.vectors[anchor])[candidates]
     title = bank.titles[anchor]
+    anchor_vector = bank.vectors[anchor]
+
+    def sims(tied: np.ndarray) -> np.ndarray:
+        """Cosines between the anchor and ``candidates[tied]``. A key, so it is computed only for the
+        candidates still tied after the cheaper keys before it (the concept counts), not for the whole bank:
+        at 100,000 problems the full product reads ~110 MB of vectors, most of a request's time."""
+        rows = candidates[tied]
+        if 4 * len(rows) > len(bank.vectors):  # most of the bank: one pass over it beats copying the rows out
+            return (bank.vectors @ anchor_vector)[rows]
+        return bank.vectors[rows] @ anchor_vector
+
+    def positive(tied: np.ndarray) -> np.ndarray:
+        return sims(tied) > 0
 
     def success(tied: np.ndarray) -> np.ndarray:
         return estimated_success(bank, attempts, policy, rows=candidates[tied])
 
     def chosen(k: int, known: set[int]) -> tuple[int, list[int], float, float]:
         j = int(candidates[k])
-        return j, sorted(bank.concepts[j] - known), float(sims[k]), float(success(np.array([k]))[0])
+        return j, sorted(bank.concepts[j] - known), float(sims(np.array([k]))[0]), float(success(np.array([k]))[0])
 
     def practises(j: int) -> str:
         return f"this one practises {_names(bank, bank.concepts[j])}" if bank.concepts[j] else "this one is a different problem"
@@ -256,8 +268,14 @@ def recommend(
         new_counts = _new_counts(bank, candidates, known)
         # The same mixture at a positive cosine first; then the fewest concepts beyond it (the load a
         # retry adds), at a positive cosine before any other, the most similar first.
-        positive = sims > 0
-        j, new, sim, p = chosen(_best(candidates, positive & (new_counts == 0), -new_counts, positive, sims, success), known)
+        same_mixture = new_counts == 0
+
+        def same_mixture_close(tied: np.ndarray) -> np.ndarray:
+            out = np.zeros(len(tied), dtype=bool)
+            out[same_mixture[tied]] = positive(tied[same_mixture[tied]])
+            return out
+
+        j, new, sim, p = chosen(_best(candidates, same_mixture_close, -new_counts, positive, sims, success), known)
         extra = f" It also brings {_names(bank, new)}." if new else ""
         if sim > 0:
             reason = f"{skipped}You {verb} “{title}”; this one practises the same ideas (similarity {sim:.2f}).{extra}"

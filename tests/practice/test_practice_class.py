@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 from django.urls import reverse
 
-from embeddings.selectors import class_progress
-from problems.services import attempt_record
+from practice.selectors import class_progress
+from practice.services import attempt_record
 
 
 def answer(student: Any, problem: Any, text: str = "", report: str = "") -> None:
@@ -54,28 +54,28 @@ def test_the_class_picture(practised: dict[str, Any]) -> None:
 @pytest.mark.django_db
 def test_the_dashboard_page(client: Any, alice: Any, practised: dict[str, Any]) -> None:
     client.force_login(alice)
-    html = client.get(reverse("embeddings:practice-class")).content.decode()
+    html = client.get(reverse("practice:practice-class")).content.decode()
     assert 'id="stuck"' in html and 'olga</a>: <span class="math">4 tries in a row' in html
     sam_cells, olga_cells = cells(html, "sam"), cells(html, "olga")
     assert len(sam_cells) == 2 and sam_cells[0] == "·" and int(sam_cells[1]) > 50 > int(olga_cells[1])  # bayes, counting
     assert "Class mean" in html and "Count one" in html.split('id="failed"')[1]
-    by_concept = client.get(reverse("embeddings:practice-class"), {"by": "concepts"}).content.decode()
+    by_concept = client.get(reverse("practice:practice-class"), {"by": "concepts"}).content.decode()
     assert "<span>nchoosek</span>" in by_concept and "<span>binomial-distribution</span>" in by_concept
     assert cells(by_concept, "olga")[0] == "0" and cells(by_concept, "nina") == ["·", "·"]
 
-    page = client.get(reverse("embeddings:practice-student", args=[practised["olga"].pk])).content.decode()
+    page = client.get(reverse("practice:practice-student", args=[practised["olga"].pk])).content.decode()
     assert "Stuck: 4 tries in a row" in page and page.count('class="verdict-incorrect"') == 4
     assert 'id="next"' in page and "You did not solve" in page
-    assert client.get(reverse("embeddings:practice-student", args=[999999])).status_code == 404
+    assert client.get(reverse("practice:practice-student", args=[999999])).status_code == 404
 
 
 @pytest.mark.django_db
 def test_only_course_staff_see_the_class(client: Any, sam: Any, alice: Any, hana: Any, ivan: Any, practised: dict[str, Any]) -> None:
-    url, student_url = reverse("embeddings:practice-class"), reverse("embeddings:practice-student", args=[sam.pk])
+    url, student_url = reverse("practice:practice-class"), reverse("practice:practice-student", args=[sam.pk])
     assert client.get(url).status_code == 302  # to the login page
     client.force_login(sam)
     assert client.get(url).status_code == 403 and client.get(student_url).status_code == 403
-    assert "Class progress" not in client.get(reverse("embeddings:practice")).content.decode()
+    assert "Class progress" not in client.get(reverse("practice:practice")).content.decode()
     for staff in (alice, hana, ivan):
         client.force_login(staff)
         assert client.get(url).status_code == 200 and client.get(student_url).status_code == 200

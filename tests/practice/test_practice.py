@@ -7,12 +7,12 @@ from typing import Any
 import pytest
 from django.urls import reverse
 
-from problems.models import Attempt
-from tests.practice_course import COUNTING
+from practice.models import Attempt
+from tests.practice.course import COUNTING
 
 
 def offered(client: Any) -> tuple[int, str]:
-    page = client.get(reverse("embeddings:practice"))
+    page = client.get(reverse("practice:practice"))
     assert page.status_code == 200
     html = page.content.decode()
     pid = int(html.split('data-problem="')[1].split('"')[0])
@@ -25,7 +25,7 @@ def test_a_wrong_answer_brings_a_similar_problem_and_a_right_one_a_new_concept(c
     client.force_login(sam)
     first, reason = offered(client)
     assert "first problem" in reason and first in (course["count1"].pk, course["count2"].pk)
-    feedback = client.post(reverse("embeddings:practice"), {"action": "answer", "answer": "7"}).content.decode()
+    feedback = client.post(reverse("practice:practice"), {"action": "answer", "answer": "7"}).content.decode()
     assert "Not quite." in feedback and 'id="next-problem"' in feedback
     assert Attempt.objects.get().verdict == "incorrect" and Attempt.objects.get().outcome == 0.0
 
@@ -33,11 +33,11 @@ def test_a_wrong_answer_brings_a_similar_problem_and_a_right_one_a_new_concept(c
     other = course["count2"].pk if first == course["count1"].pk else course["count1"].pk
     assert second == other and "You did not solve" in reason and "same ideas" in reason
     answer = "20" if second == course["count2"].pk else "10"
-    assert "Correct!" in client.post(reverse("embeddings:practice"), {"action": "answer", "answer": answer}).content.decode()
+    assert "Correct!" in client.post(reverse("practice:practice"), {"action": "answer", "answer": answer}).content.decode()
 
     third, reason = offered(client)
     assert third == course["binom"].pk and "You solved" in reason and "adds Binomial distribution" in reason and "binomial-distribution" not in reason
-    assert "Correct!" in client.post(reverse("embeddings:practice"), {"action": "answer", "answer": "0.375"}).content.decode()
+    assert "Correct!" in client.post(reverse("practice:practice"), {"action": "answer", "answer": "0.375"}).content.decode()
     fourth, _ = offered(client)
     assert fourth in (first, course["bayes"].pk)  # never a solved problem, never a draft or a closed module
 
@@ -46,10 +46,10 @@ def test_a_wrong_answer_brings_a_similar_problem_and_a_right_one_a_new_concept(c
 def test_self_reports_skip_and_similar(client: Any, sam: Any, course: dict[str, Any]) -> None:
     client.force_login(sam)
     first, _ = offered(client)
-    client.post(reverse("embeddings:practice"), {"action": "similar"})
+    client.post(reverse("practice:practice"), {"action": "similar"})
     similar, reason = offered(client)
     assert similar != first and "Similar to" in reason
-    client.post(reverse("embeddings:practice"), {"action": "skip"})
+    client.post(reverse("practice:practice"), {"action": "skip"})
     assert Attempt.objects.get().verdict == "skipped"
     after_skip, _ = offered(client)
     assert after_skip != similar
@@ -57,26 +57,26 @@ def test_self_reports_skip_and_similar(client: Any, sam: Any, course: dict[str, 
     session = client.session
     session["practice"] = {"problem": course["bayes"].pk, "reason": "test", "kind": "start"}
     session.save()
-    page = client.get(reverse("embeddings:practice")).content.decode()
+    page = client.get(reverse("practice:practice")).content.decode()
     assert "no answer to check" in page
-    refused = client.post(reverse("embeddings:practice"), {"action": "answer"})
+    refused = client.post(reverse("practice:practice"), {"action": "answer"})
     assert refused.status_code == 400 and "say whether you solved" in refused.content.decode()
     assert Attempt.objects.count() == 1
-    client.post(reverse("embeddings:practice"), {"action": "answer", "report": "partly"})
+    client.post(reverse("practice:practice"), {"action": "answer", "report": "partly"})
     assert Attempt.objects.last().verdict == "partly" and Attempt.objects.last().outcome == 0.5
 
 
 @pytest.mark.django_db
 def test_nothing_left_and_anonymous_users(client: Any, sam: Any, problem_factory: Any) -> None:
-    assert client.get(reverse("embeddings:practice")).status_code == 302  # login first
+    assert client.get(reverse("practice:practice")).status_code == 302  # login first
     client.force_login(sam)
     problem_factory("Closed.", module="closed", labels=COUNTING)
-    assert "solved every problem open for practice" in client.get(reverse("embeddings:practice")).content.decode()
+    assert "solved every problem open for practice" in client.get(reverse("practice:practice")).content.decode()
 
 
 @pytest.mark.django_db
 def test_a_problem_deleted_while_the_bank_is_remembered_is_never_offered(settings: Any, sam: Any, course: dict[str, Any]) -> None:
-    from embeddings.selectors import next_problem_for, practice_bank
+    from practice.selectors import next_problem_for, practice_bank
 
     practice_bank()
     settings.PRACTICE_BANK_RECHECK_SECONDS = settings.PRACTICE_BANK_COUNT_SECONDS = 3600  # the process keeps its bank
@@ -92,13 +92,13 @@ def test_similar_and_skip_never_alternate_between_two_problems(client: Any, sam:
     client.force_login(sam)
     shown = [offered(client)[0]]
     for _ in range(2):  # "Show me a similar problem" twice: three different problems (three are open)
-        client.post(reverse("embeddings:practice"), {"action": "similar"})
+        client.post(reverse("practice:practice"), {"action": "similar"})
         shown.append(offered(client)[0])
     assert len(set(shown)) == 3
-    client.post(reverse("embeddings:practice"), {"action": "answer", "report": "not_solved"})
+    client.post(reverse("practice:practice"), {"action": "answer", "report": "not_solved"})
     after, reason = offered(client)
     assert after not in shown[-1:]
-    client.post(reverse("embeddings:practice"), {"action": "skip"})
+    client.post(reverse("practice:practice"), {"action": "skip"})
     _, reason = offered(client)
     assert "You skipped “" in reason and "You solved" not in reason
 
@@ -107,7 +107,7 @@ def test_similar_and_skip_never_alternate_between_two_problems(client: Any, sam:
 def test_partly_says_partly(client: Any, sam: Any, course: dict[str, Any]) -> None:
     client.force_login(sam)
     offered(client)
-    client.post(reverse("embeddings:practice"), {"action": "answer", "report": "partly"})
+    client.post(reverse("practice:practice"), {"action": "answer", "report": "partly"})
     _, reason = offered(client)
     assert "You partly solved “" in reason and "You solved" not in reason
 
@@ -119,10 +119,10 @@ def test_feedback_repeats_what_was_read_and_checks_each_part(client: Any, sam: A
     client.force_login(sam)
     first, _ = offered(client)
     Problem.objects.filter(pk=first).update(answer="1365; 0.0923")
-    page = client.post(reverse("embeddings:practice"), {"action": "answer", "answer": "1365, 0.0923"}).content.decode()
+    page = client.post(reverse("practice:practice"), {"action": "answer", "answer": "1365, 0.0923"}).content.decode()
     assert "Correct!" in page and "we read <strong>1365; 0.0923</strong>" in page and "<code>1365, 0.0923</code>" in page
     assert "<strong>Answer:</strong>" in page  # the module is open for practice: the answer is shown
     second, _ = offered(client)
     Problem.objects.filter(pk=second).update(answer="0.00144")
-    page = client.post(reverse("embeddings:practice"), {"action": "answer", "answer": "0.002"}).content.decode()
+    page = client.post(reverse("practice:practice"), {"action": "answer", "answer": "0.002"}).content.decode()
     assert "Not quite." in page and "we read <strong>0.002</strong>" in page

@@ -9,7 +9,7 @@ from django.core.management import call_command
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
-from problems.models import Attempt
+from practice.models import Attempt
 
 NEXT_KEYS = {"student", "embedding_run", "problem", "kind", "reason", "because_of", "new_concepts", "similarity", "estimated_success"}
 
@@ -87,7 +87,7 @@ def test_who_may_act_for_whom(sam: Any, make_user: Any, alice: Any, ivan: Any, c
     assert token_client(alice).get("/api/students/999999/next").status_code == 404
     assert token_client(alice).post("/api/attempts", {"problem": course["count1"].pk, "answer": "10", "student": sam.pk}, format="json").status_code == 403
     assert not Attempt.objects.exists()
-    # An instructor (or the LMS account holding problems.add_attempt) records attempts for a student.
+    # An instructor (or the LMS account holding practice.add_attempt) records attempts for a student.
     made = token_client(ivan).post("/api/attempts", {"problem": course["count1"].pk, "answer": "10", "student": sam.pk}, format="json")
     assert made.status_code == 201 and Attempt.objects.get().student == sam and made.json()["next"]["student"] == sam.pk
 
@@ -121,3 +121,30 @@ def test_next_skips_the_recent_problems_a_client_names(sam: Any, course: dict[st
     ).json()
     assert again["problem"]["id"] not in (first, similar["problem"]["id"])
     assert api.get(f"/api/students/{sam.pk}/next", {"recent": "1,x"}).status_code == 400
+
+
+@pytest.mark.django_db
+def test_a_request_reads_a_fixed_number_of_rows_whatever_the_history(
+    sam: Any, course: dict[str, Any], settings: Any, django_assert_max_num_queries: Any
+) -> None:
+    """GET next and POST attempt cost the same queries after 1 attempt as after 12 (no query per attempt
+    or per problem: the bank comes from process memory, the history in one query)."""
+    settings.PRACTICE_BANK_RECHECK_SECONDS = settings.PRACTICE_BANK_COUNT_SECONDS = 600  # as in production: one check per few seconds
+    api = token_client(sam)
+    keys = iter(range(100))  # each its own submission (the same self-report again would be a duplicate, not stored)
+
+    def attempt(problem: int) -> Any:
+        made = api.post("/api/attempts", {"problem": problem, "self_report": "not_solved", "client_key": f"k{next(keys)}"}, format="json")
+        assert made.status_code == 201
+        return made
+
+    counts = []
+    for history in (1, 12):
+        while Attempt.objects.filter(student=sam).count() < history:
+            attempt(api.get(f"/api/students/{sam.pk}/next").json()["problem"]["id"])
+        with django_assert_max_num_queries(5) as get_next:  # token, 2 permission reads, the attempts, the problem
+            offered = api.get(f"/api/students/{sam.pk}/next").json()
+        with django_assert_max_num_queries(11) as post:  # + the problem, the lock, the duplicate check, the insert
+            attempt(offered["problem"]["id"])
+        counts.append((len(get_next.captured_queries), len(post.captured_queries)))
+    assert counts[0] == counts[1]

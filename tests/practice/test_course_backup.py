@@ -18,10 +18,12 @@ from django.contrib.auth import get_user_model
 from django.core.management import CommandError, call_command
 
 from concepts.models import ConceptRuleVersion, LabelResolution, LabelSet
-from embeddings.backup import COURSE_MODELS, FORMAT, NOT_BACKED_UP, course_export
+from practice.backup import COURSE_MODELS, FORMAT, NOT_BACKED_UP, course_export
 from embeddings.models import ActiveEmbedding, EmbeddingRun
-from embeddings.selectors import accepted_triplets, active_run, next_problem_for, run_arrays, triplet_table
-from problems.models import Attempt, Problem
+from embeddings.selectors import accepted_triplets, active_run, run_arrays, triplet_table
+from practice.selectors import next_problem_for
+from problems.models import Problem
+from practice.models import Attempt
 
 METHODS = "prob2vec,onehot,svd"
 
@@ -125,7 +127,7 @@ def demo_with_runs(demo_course: None) -> None:
 
 
 def test_every_model_of_the_course_apps_is_backed_up() -> None:
-    models = {m for label in ("problems", "concepts", "embeddings") for m in apps.get_app_config(label).get_models()}
+    models = {m for label in ("problems", "concepts", "embeddings", "practice") for m in apps.get_app_config(label).get_models()}
     assert models == set(COURSE_MODELS) | set(NOT_BACKED_UP)
 
 
@@ -189,7 +191,7 @@ def small_backup(course: dict[str, Any], alice: Any, tmp_path: Path) -> Path:
     """A backup of the small practice course (a prob2vec run, labels, an attempt) with a rule and a TA."""
     from concepts.models import Concept
     from concepts.services import rule_save
-    from problems.services import attempt_record
+    from practice.services import attempt_record
 
     rule_save(concept=Concept.objects.get(slug="nchoosek"), pattern=r"\bchoose\b", user=alice, message="first")
     attempt_record(student=alice, problem=course["count1"], answer="10")
@@ -279,3 +281,16 @@ def test_standard_output_and_a_plain_file_round_trip(small_backup: Path, tmp_pat
     assert table_counts() == before and comparable(course_export()) == export
     assert list(tmp_path.glob(".*.tmp")) == []  # the atomic write left no temporary file
     assert small_backup.stat().st_mode & 0o077 == 0  # password hashes inside: owner only
+
+
+def test_a_file_written_before_attempts_moved_restores_their_permissions(small_backup: Path, tmp_path: Path) -> None:
+    """Backups from before issue 16 name the attempt permissions by their old app (problems.add_attempt,
+    given to an LMS's service account): they restore as the practice app's."""
+    data = json.loads(small_backup.read_text())
+    data["users"].append({**data["users"][0], "username": "lms", "email": "", "groups": [], "user_permissions": ["problems.add_attempt"]})
+    old = tmp_path / "old.json"
+    old.write_text(json.dumps(data))
+    wipe_everything()
+    call_command("import_course", str(old), **quiet())
+    lms = get_user_model().objects.get(username="lms")
+    assert lms.has_perm("practice.add_attempt") and not lms.has_perm("practice.view_attempt")

@@ -9,7 +9,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from embeddings.backup import BackupError, course_import
+from practice.backup import BackupError, course_import
 from problems.bank_io import unstorable_text
 from problems.command_io import read_input
 

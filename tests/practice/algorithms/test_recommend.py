@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
-from embeddings.algorithms.recommend import Attempt, Bank, concept_mastery, estimated_success, recommend
+from practice.algorithms.recommend import Attempt, Bank, concept_mastery, estimated_success, recommend
 
 # Concepts: 0 counting, 1 binomial, 2 Bayes, 3 conditional, 4 normal.
 NAMES = ["counting", "binomial", "Bayes", "conditional", "normal"]
@@ -135,7 +136,7 @@ def test_the_vectorised_policy_matches_the_plain_loop_on_random_banks() -> None:
 
 def test_new_concept_counts_match_the_sets_on_random_banks() -> None:
     """_new_counts reads only the known concepts' rows; it must equal |concepts - known| problem by problem."""
-    from embeddings.algorithms.recommend import _new_counts
+    from practice.algorithms.recommend import _new_counts
 
     rng = np.random.default_rng(1)
     for _ in range(200):
@@ -147,3 +148,48 @@ def test_new_concept_counts_match_the_sets_on_random_banks() -> None:
         got = _new_counts(bank, candidates, known)
         assert got.dtype == np.int64
         assert got.tolist() == [len(concepts[i] - known) for i in candidates]
+
+
+class CountingVectors(np.ndarray):
+    """Vectors that count the rows every matrix product reads (a view of a plain array)."""
+
+    rows_read: list[int]
+
+    def __matmul__(self, other: np.ndarray) -> np.ndarray:
+        CountingVectors.rows_read.append(len(self) if self.ndim == 2 else 1)
+        return np.asarray(self) @ np.asarray(other)
+
+
+def big_bank(n: int = 4000, n_concepts: int = 60, seed: int = 3) -> tuple[Bank, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    vectors = rng.normal(size=(n, 8))
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    sets = [frozenset(int(c) for c in rng.choice(n_concepts, size=int(rng.integers(1, 4)), replace=False)) for _ in range(n)]
+    CountingVectors.rows_read = []
+    return Bank(vectors.view(CountingVectors), sets, [f"P{i}" for i in range(n)], [f"c{c}" for c in range(n_concepts)]), rng.random(n) < 0.7
+
+
+def test_cosines_are_taken_only_for_the_candidates_the_concept_counts_leave() -> None:
+    """After a failure the same mixture of concepts comes first, after a success one new concept: the
+    cosines to the anchor are needed for those candidates only, so the recommender never reads the
+    whole bank's vectors for them (at 100,000 problems that product was most of a request)."""
+    bank, eligible = big_bank()
+    for attempts in ([Attempt(10, 0.0)], [Attempt(10, 1.0)], [Attempt(10, 1.0), Attempt(11, 0.0), Attempt(12, 0.5)]):
+        CountingVectors.rows_read = []
+        rec = recommend(bank, attempts, eligible)
+        plain = Bank(np.asarray(bank.vectors), bank.concepts, bank.titles, bank.concept_names)
+        assert rec is not None and rec.problem == reference_choice(plain, attempts, eligible)
+        assert rec.similarity == pytest.approx(float(np.asarray(bank.vectors)[rec.problem] @ np.asarray(bank.vectors)[attempts[-1].problem]))
+        assert max(CountingVectors.rows_read) < len(bank.concepts) / 4, CountingVectors.rows_read
+
+
+def test_the_lazy_cosines_choose_as_the_plain_loop_on_larger_banks() -> None:
+    """The policy over banks of a few thousand problems and long histories, against the plain loop."""
+    rng = np.random.default_rng(11)
+    for trial in range(30):
+        bank, eligible = big_bank(int(rng.integers(200, 3000)), int(rng.integers(5, 80)), seed=trial)
+        plain = Bank(np.asarray(bank.vectors), bank.concepts, bank.titles, bank.concept_names)
+        n = len(plain.concepts)
+        attempts = [Attempt(int(rng.integers(n)), float(rng.choice([0.0, 0.5, 1.0])), skipped=bool(rng.random() < 0.1)) for _ in range(int(rng.integers(1, 40)))]
+        rec = recommend(bank, attempts, eligible)
+        assert (rec.problem if rec else None) == reference_choice(plain, attempts, eligible), trial

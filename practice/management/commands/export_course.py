@@ -10,7 +10,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from embeddings.backup import CourseSummary, course_export
+from practice.backup import CourseSummary, course_export
 
 
 def write_atomic(path: Path, payload: bytes) -> None:
