@@ -168,7 +168,7 @@ def attempt_create_api(request: Request) -> Response:
     data.is_valid(raise_exception=True)
     v = data.validated_data
     student = _student_for(request, v.get("student", request.user.pk), "practice.add_attempt")
-    problem = problem_get_for_user(student, v["problem"])
+    problem = problem_get_for_user(student, v["problem"], related=("module",))
     try:
         recorded = attempt_record(
             student=student, problem=problem, answer=v["answer"], self_report=v["self_report"], skip=v["skip"], because=v["reason"],

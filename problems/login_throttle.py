@@ -102,6 +102,19 @@ class ThrottledModelBackend(ModelBackend):
         username = unicodedata.normalize("NFKC", str(username)).strip()
         return super().authenticate(request, username=username, password=password, **kwargs)
 
+    def get_all_permissions(self, user_obj: Any, obj: Any = None) -> set[str]:
+        """Django's answer in one query instead of two (the user's own permissions, then their groups'):
+        every API request asks once whether its user holds a course role."""
+        if not user_obj.is_active or user_obj.is_anonymous or obj is not None:
+            return set()
+        if not hasattr(user_obj, "_perm_cache"):
+            from django.contrib.auth.models import Permission
+            from django.db.models import Q
+
+            perms = Permission.objects.all() if user_obj.is_superuser else Permission.objects.filter(Q(user=user_obj) | Q(group__user=user_obj))
+            user_obj._perm_cache = {f"{app}.{codename}" for app, codename in perms.values_list("content_type__app_label", "codename").order_by()}
+        return user_obj._perm_cache
+
 
 @receiver(user_login_failed, dispatch_uid="problems.login_failure_record")
 def login_failure_record(sender: Any, credentials: dict[str, Any], request: Any = None, **kwargs: Any) -> None:

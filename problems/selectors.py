@@ -59,9 +59,10 @@ def problem_visible_queryset(user: Any) -> QuerySet[Problem]:
     return qs
 
 
-def problem_get_for_user(user: Any, pk: int) -> Problem:
-    """The one permission-guarded lookup of a problem: 404 if the user may not see it."""
-    problem = problem_visible_queryset(user).select_related("module", "author").filter(pk=pk).first()
+def problem_get_for_user(user: Any, pk: int, related: tuple[str, ...] = ("module", "author")) -> Problem:
+    """The one permission-guarded lookup of a problem: 404 if the user may not see it. ``related``:
+    what to join (a caller that never shows the author saves reading the author's row)."""
+    problem = problem_visible_queryset(user).select_related(*related).filter(pk=pk).first()
     if problem is None:
         raise Http404("No such problem")
     return problem

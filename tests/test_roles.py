@@ -68,3 +68,28 @@ def test_a_wrong_password_is_said_once(client: Any, alice: Any) -> None:
     page = client.post(reverse("login"), {"username": "alice", "password": "bad"}).content.decode()
     assert page.count("Please enter a correct username and password") == 1
     assert page.count('role="alert"') == 1
+
+
+def test_permissions_are_read_in_one_query_and_equal_djangos_own(make_user: Any, django_user_model: Any, django_assert_num_queries: Any) -> None:
+    """problems.login_throttle.ThrottledModelBackend.get_all_permissions: the user's own permissions and
+    their groups' in one query, the same set Django's ModelBackend computes in two."""
+    from django.contrib.auth.backends import ModelBackend
+    from django.contrib.auth.models import Permission
+
+    from problems.login_throttle import ThrottledModelBackend
+
+    ta = make_user("ta-and-direct", "ta")
+    ta.user_permissions.add(Permission.objects.get(codename="delete_problem"))
+    root = django_user_model.objects.create_superuser("root2", password="x")
+    inactive = make_user("gone", "instructor")
+    inactive.is_active = False
+    inactive.save()
+    for user in (ta, root, make_user("nobody2"), inactive):
+        expected = ModelBackend().get_all_permissions(django_user_model.objects.get(pk=user.pk))
+        fresh = django_user_model.objects.get(pk=user.pk)
+        with django_assert_num_queries(1 if user.is_active else 0):
+            assert ThrottledModelBackend().get_all_permissions(fresh) == expected
+    fresh = django_user_model.objects.get(pk=ta.pk)
+    with django_assert_num_queries(1):  # has_perm goes through the backend, and the answer is kept for the request
+        assert fresh.has_perm("problems.delete_problem") and fresh.has_perm(ROLE_PERMISSIONS["ta"][0])
+        assert not fresh.has_perm("problems.no_such_permission")
