@@ -142,21 +142,15 @@ def main(argv: list[str] | None = None) -> int:
     reason = devsets.missing_reason()
     lobo: dict[str, dict] = {}
     strict: dict[str, dict] = {}  # also without the branches the book shares with other origins
-    if not reason:
-        for book, name in devsets.BOOKS.items():
-            ids, texts, truth = dev_book(book)
-            books[name] = (ids, texts, truth, measure(texts, truth, concepts, compiled))
-            lobo[name] = measure(texts, truth, concepts, compiled_rules(without=name))
-            strict[name] = measure(texts, truth, concepts, compiled_rules(without=name, strict=True))
-    # The genre dev samples (MATH, TheoremQA outside their test splits), once labelled: tuned on like the books.
-    if not devsets.missing_reason(collections=devsets.GENRE_DEV):
-        for book, name in devsets.GENRE_DEV.items():
-            ids, texts, truth = dev_book(book)
-            if not ids:
-                continue
-            books[name] = (ids, texts, truth, measure(texts, truth, concepts, compiled))
-            lobo[name] = measure(texts, truth, concepts, compiled_rules(without=name))
-            strict[name] = measure(texts, truth, concepts, compiled_rules(without=name, strict=True))
+    # The dev books, then the genre dev samples (MATH, TheoremQA outside their test splits): tuned on alike.
+    tuned = {**({} if reason else devsets.BOOKS), **({} if devsets.missing_reason(collections=devsets.GENRE_DEV) else devsets.GENRE_DEV)}
+    for book, name in tuned.items():
+        ids, texts, truth = dev_book(book)
+        if not ids:  # a genre sample not labelled yet
+            continue
+        books[name] = (ids, texts, truth, measure(texts, truth, concepts, compiled))
+        lobo[name] = measure(texts, truth, concepts, compiled_rules(without=name))
+        strict[name] = measure(texts, truth, concepts, compiled_rules(without=name, strict=True))
     # The test splits: measured with every rule, never tuned on (benchmarks/devsets/TEST_SETS.md).
     tests: dict[str, dict] = {}
     if not args.no_test_splits and not devsets.missing_reason(collections=devsets.TEST_SETS):

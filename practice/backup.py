@@ -530,6 +530,19 @@ def _create(model: type[models.Model], objs: list[models.Model], where: str) -> 
     return objs
 
 
+
+def _create_children(
+    model: type[models.Model], parents: list[models.Model], children: list[list[models.Model]], parent_field: str, where: str
+) -> list[models.Model]:
+    """Insert each parent's children (``children[k]`` belongs to ``parents[k]``, already inserted), pointing
+    ``parent_field`` at the parent's new id; returns them all, in file order."""
+    flat = []
+    for parent, rows in zip(parents, children):
+        for row in rows:
+            setattr(row, parent_field, parent.pk)
+            flat.append(row)
+    return _create(model, flat, where)
+
 class _Importer:
     def __init__(self, data: dict[str, Any]) -> None:
         self.data = data
@@ -682,12 +695,7 @@ class _Importer:
                 vs.append(ConceptRuleVersion(**_in(ConceptRuleVersion, v, at, {"rule", "author"}), author_id=self.user(v, "author", at)))
             versions.append(vs)
         _create(ConceptRule, rules, "rules")
-        flat = []
-        for rule, vs in zip(rules, versions):
-            for v in vs:
-                v.rule_id = rule.pk
-                flat.append(v)
-        _create(ConceptRuleVersion, flat, "rules[].versions")
+        flat = _create_children(ConceptRuleVersion, rules, versions, "rule_id", "rules[].versions")
         slugs = {c: s for s, c in self.concepts.items()}
         self.versions = {(slugs[rule.concept_id], v.number): v.pk for rule, vs in zip(rules, versions) for v in vs}
         self.counts["rules"], self.counts["rule_versions"] = len(rules), len(flat)
@@ -766,12 +774,7 @@ class _Importer:
                 vs.append(TripletVote(**_in(TripletVote, v, at, {"triplet", "voter"}), voter_id=voter))
             votes.append(vs)
         _create(SimilarityTriplet, objs, "triplets")
-        flat = []
-        for triplet, vs in zip(objs, votes):
-            for v in vs:
-                v.triplet_id = triplet.pk
-                flat.append(v)
-        _create(TripletVote, flat, "triplets[].votes")
+        flat = _create_children(TripletVote, objs, votes, "triplet_id", "triplets[].votes")
         self.counts["triplets"], self.counts["votes"] = len(objs), len(flat)
 
     def import_attempts(self) -> None:
@@ -920,12 +923,7 @@ class _Importer:
                 rows.append(NeuralSuggestion(**_in(NeuralSuggestion, s, at, {"experiment", "problem", "concept"}), problem_id=problem, concept_id=concept))
             suggestions.append(rows)
         _create(NeuralExperiment, objs, "neural_experiments")
-        flat = []
-        for experiment, rows in zip(objs, suggestions):
-            for s in rows:
-                s.experiment_id = experiment.pk
-                flat.append(s)
-        _create(NeuralSuggestion, flat, "neural_experiments[].suggestions")
+        flat = _create_children(NeuralSuggestion, objs, suggestions, "experiment_id", "neural_experiments[].suggestions")
         self.counts["neural_experiments"], self.counts["neural_suggestions"] = len(objs), len(flat)
 
     def refresh_fingerprints(self) -> None:

@@ -30,15 +30,12 @@ TEST_SETS = {
 }
 # Genre dev samples (sample_genre_dev.py): problems of the test splits' collections that the test
 # splits did not take, labelled for tuning rules on competition counting and theorem questions.
-# Folder -> short name; GENRE_DEV_OF gives the shared/data collection each is drawn from.
+# Folder -> short name; each folder is its shared/data collection's name plus "-dev" (GENRE_DEV_OF).
 GENRE_DEV = {
     "math-counting-probability-dev": "math-dev",
     "theoremqa-probability-statistics-dev": "theoremqa-dev",
 }
-GENRE_DEV_OF = {
-    "math-counting-probability-dev": "math-counting-probability",
-    "theoremqa-probability-statistics-dev": "theoremqa-probability-statistics",
-}
+GENRE_DEV_OF = {dev: dev.removesuffix("-dev") for dev in GENRE_DEV}
 
 
 def shared_data_dir() -> Path:
