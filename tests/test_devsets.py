@@ -202,3 +202,36 @@ def test_genre_dev_sample_is_reproducible_and_in_the_collection(dev: str) -> Non
     sample = sample_genre_dev.draw(dev, write=False)
     assert sample == (devsets.HERE / dev / "sample.txt").read_text(encoding="utf-8").split()
     assert set(sample) <= {r["id"] for r in devsets.book_problems(dev)}
+
+
+# Triplets of the genre dev samples (README "Genre dev samples"): the test splits' protocol (TEST_SETS.md
+# "Triplets"), checked in full here because the dev samples are small enough that one bad line matters.
+GENRE_DEV_TRIPLETS = {"math-counting-probability-dev": 24, "theoremqa-probability-statistics-dev": 12}
+
+
+def jaccard(a: list[str], b: list[str]) -> float:
+    return len(set(a) & set(b)) / len(set(a) | set(b))
+
+
+@pytest.mark.parametrize("dev", list(devsets.GENRE_DEV))
+def test_genre_dev_triplets_follow_the_test_splits_protocol(dev: str) -> None:
+    triplets, labels = devsets.triplets(dev), devsets.labels(dev)
+    assert GENRE_DEV_TRIPLETS[dev] <= len(triplets) <= 24
+    assert all(set(t) == {"anchor", "positive", "negative", "kind", "wording"} for t in triplets)
+    assert all(t["kind"] in ("fine", "clear") and isinstance(t["wording"], bool) for t in triplets)
+    assert sum(t["kind"] == "fine" for t in triplets) * 2 == len(triplets)  # half fine, half clear
+    assert 0.35 <= sum(t["wording"] for t in triplets) / len(triplets) <= 0.65  # about half share the anchor's wording
+    keys = [(t["anchor"], t["positive"], t["negative"]) for t in triplets]
+    assert len(set(keys)) == len(keys) and all(len(set(k)) == 3 and set(k) <= set(labels) for k in keys)
+    anchors = [k[0] for k in keys]
+    assert max(anchors.count(a) for a in anchors) <= 2  # spread over many problems
+    for a, p, n in keys:  # the anchor's concepts are strictly closer to the positive's than to the negative's
+        assert jaccard(labels[a], labels[p]) > jaccard(labels[a], labels[n]), (a, p, n)
+
+
+@needs_genre
+@pytest.mark.parametrize("dev", list(devsets.GENRE_DEV))
+def test_genre_dev_triplets_stay_in_one_module(dev: str) -> None:
+    module = {r["id"]: r["module"] for r in devsets.book_problems(dev)}
+    for t in devsets.triplets(dev):
+        assert module[t["anchor"]] == module[t["positive"]] == module[t["negative"]], t
