@@ -23,12 +23,20 @@ What it measures
     held-out book; finally the grid is scored on all three books' triplets, which is how the shipped
     defaults were picked. Demo triplets are never used for choosing.
 
+    --cv also chooses the fallback's ``borrowed_text_weight`` (the text's share of the cosines of a
+    problem whose concept vector was borrowed) on the ``unseen`` source, leaving one triplet set out
+    at a time: that is where rules find nothing and problems borrow.
+
     --test-splits adds the TheoremQA and MATH test splits (benchmarks/devsets/TEST_SETS.md) to the
     bank and measures their triplets too: the rules were never written from them, so their "rules"
     column is the unseen-text figure. Never choose anything on them.
 
+    --genre-dev adds the same two collections with only their genre dev samples' labels and triplets
+    (tuning data, README "Genre dev samples"); their "unseen" column is the rules without the
+    sample's own branches. One or the other, never both.
+
 How to run (from the project folder; pure code, no database)
-    .venv/bin/python benchmarks/devset_table1.py [--methods prob2vec,onehot,blend,minilm] [--cv] [--test-splits] [--json]
+    .venv/bin/python benchmarks/devset_table1.py [--methods prob2vec,onehot,blend,minilm] [--cv] [--test-splits | --genre-dev] [--json]
 
 MiniLM vectors are cached in benchmarks/out/ (it takes minutes on a laptop CPU); the books are read
 from ../shared/data (or $PROB2VEC_SHARED_DATA), and the script stops with a message without them.
@@ -76,10 +84,14 @@ class Bank:
         return [sorted(col[s] for s in (f or [])) for f in found]
 
 
-def load_bank(test_splits: bool = False) -> Bank:
+def load_bank(test_splits: bool = False, genre_dev: bool = False) -> Bank:
     """The demo course and the three dev books (every problem); ``test_splits`` adds the TheoremQA and
     MATH collections, whose labels and triplets are only ever measured (TEST_SETS.md), with the labels
-    of their genre dev samples (devsets.GENRE_DEV) on the problems those took."""
+    of their genre dev samples (devsets.GENRE_DEV) on the problems those took. ``genre_dev`` adds the
+    same two collections with only their genre dev samples' labels and triplets (tuning data; the
+    rows are named after the sample, e.g. ``math-dev``), never the test splits'."""
+    if test_splits and genre_dev:
+        raise ValueError("test splits and genre dev samples share their collections: measure one or the other")
     bank = Bank(slugs=sorted(row["slug"] for row in read_tsv("concepts.tsv")))
     keys: dict[tuple[str, str], int] = {}
     for path in bank_files():
@@ -88,12 +100,13 @@ def load_bank(test_splits: bool = False) -> Bank:
             bank.texts.append(str(r["text"]))
             bank.books.append("demo")
             bank.labels.append(list(r["labels"]))  # type: ignore[arg-type]
-    collections = {**devsets.BOOKS, **(devsets.TEST_SETS if test_splits else {})}
-    genre_dev = {collection: dev for dev, collection in devsets.GENRE_DEV_OF.items()}
+    collections = {**devsets.BOOKS, **(devsets.TEST_SETS if test_splits else {}), **(devsets.GENRE_DEV if genre_dev else {})}
+    dev_of = {collection: dev for dev, collection in devsets.GENRE_DEV_OF.items()}
     for book, name in collections.items():
         # A test split's collection also carries the labels of its genre dev sample (other problems of
         # the same collection, tuned on): the bank's labels, which the labels and hybrid sources use.
-        truth = {**(devsets.labels(genre_dev[book]) if book in genre_dev else {}), **devsets.labels(book)}
+        # A genre dev sample's collection carries its own labels only.
+        truth = {**(devsets.labels(dev_of[book]) if book in dev_of else {}), **devsets.labels(book)}
         for r in devsets.book_problems(book):
             keys[(name, r["id"])] = len(bank.texts)
             bank.texts.append(r["text"])
@@ -124,8 +137,10 @@ def source_sets(bank: Bank) -> tuple[dict[str, list[list[int]]], dict[str, objec
             "added": sum(len(p) for p in fit.predicted)}
     hybrid = [sorted(set(r) | p) for r, p in zip(rule_sets, fit.predicted)]
     unseen = list(rule_sets)
-    for name in devsets.BOOKS.values():
+    for name in [*devsets.BOOKS.values(), *devsets.GENRE_DEV.values()]:
         rows = [i for i, b in enumerate(bank.books) if b == name]
+        if not rows:
+            continue
         without = [extraction.Rule(s, str(v["pattern"]), bool(v["ignore_case"])) for s, v in sorted(demo_rules(without=name).items())]
         for i, found_i in zip(rows, bank.sets(extraction.extract_many([bank.texts[i] for i in rows], extraction.compile_rules(without)))):
             unseen[i] = found_i
@@ -217,6 +232,40 @@ def cross_validate(bank: Bank, sets: list[list[int]], text: np.ndarray) -> dict:
     return report
 
 
+BORROWED_WEIGHTS = [0.1, 0.3, 0.5, 0.7, 1.0]  # 0.1: the plain text weight, i.e. no special weight
+
+
+def cross_validate_borrowed(bank: Bank, sets: list[list[int]], text: np.ndarray) -> dict:
+    """Leave one triplet set out (the dev books, and the genre dev samples when loaded), ``unseen``
+    source, Prob2Vec with its defaults: choose ``borrowed_text_weight`` on the other sets' triplets,
+    measure it on the held-out set. Borrowed rows only exist where rules find nothing, so the choice is
+    made where rules were not written from the text; ties go to the plain text weight (no change)."""
+    from embeddings.algorithms.fallback import borrow_missing
+
+    held_sets = [b for b in (*BOOK_ORDER[:3], *devsets.GENRE_DEV.values()) if b in bank.triplets]
+    d = METHODS["prob2vec"].defaults
+    base = embed("prob2vec", BankData(sets, len(bank.slugs)), {"text_weight": 0.0, "borrow_k": 0})
+    filled, still = borrow_missing(base.vectors, base.missing, text, d["borrow_k"])
+    borrowed = sorted(set(base.missing) - set(still))
+    correct = {wb: {b: triplet_correct(join_text(filled, text, d["text_weight"], borrowed, wb), bank.triplets[b]) for b in held_sets}
+               for wb in BORROWED_WEIGHTS}
+
+    def accuracy(wb: float, books: list[str]) -> float:
+        return float(np.mean([correct[wb][b].mean() for b in books]))  # each set counts once, whatever its size
+
+    def best(books: list[str]) -> float:
+        return max(BORROWED_WEIGHTS, key=lambda wb: (round(accuracy(wb, books), 9), -abs(wb - d["text_weight"])))
+
+    rows: dict[str, dict] = {held: {"chosen": best([b for b in held_sets if b != held]),
+                                    "plain": accuracy(d["text_weight"], [held])} for held in held_sets}
+    for held in held_sets:
+        rows[held]["held_out_accuracy"] = accuracy(rows[held]["chosen"], [held])
+    rows["all"] = {"chosen": best(held_sets), "accuracy": accuracy(best(held_sets), held_sets),
+                   "default": d["borrowed_text_weight"], "default_accuracy": accuracy(d["borrowed_text_weight"], held_sets),
+                   "plain_accuracy": accuracy(d["text_weight"], held_sets)}
+    return rows
+
+
 def pct(x: float) -> str:
     return f"{100 * x:.1f}"
 
@@ -226,8 +275,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--methods", default="prob2vec,onehot,blend,svd-cds,minilm", help="comma-separated, or all")
     parser.add_argument("--cv", action="store_true", help="also run the cross-validation that chose the defaults")
     parser.add_argument("--json", action="store_true")
-    parser.add_argument("--test-splits", action="store_true",
-                        help="also import and measure the test splits (TheoremQA, MATH; TEST_SETS.md): never tune on them")
+    extra = parser.add_mutually_exclusive_group()
+    extra.add_argument("--test-splits", action="store_true",
+                       help="also import and measure the test splits (TheoremQA, MATH; TEST_SETS.md): never tune on them")
+    extra.add_argument("--genre-dev", action="store_true",
+                       help="also import and measure the genre dev samples of those collections (tuning data, with triplets)")
     args = parser.parse_args(argv)
     reason = devsets.missing_reason()
     if reason:
@@ -235,15 +287,15 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     methods = list(METHODS) if args.methods == "all" else args.methods.split(",")
     started = time.monotonic()
-    if args.test_splits and devsets.missing_reason(collections=devsets.TEST_SETS):
+    if (args.test_splits or args.genre_dev) and devsets.missing_reason(collections=devsets.TEST_SETS):
         print(f"skipped: {devsets.missing_reason(collections=devsets.TEST_SETS)}")
         return 0
-    bank = load_bank(test_splits=args.test_splits)
-    order = [*BOOK_ORDER, *(devsets.TEST_SETS.values() if args.test_splits else ())]
+    bank = load_bank(test_splits=args.test_splits, genre_dev=args.genre_dev)
+    order = [*BOOK_ORDER, *(devsets.TEST_SETS.values() if args.test_splits else ()), *(devsets.GENRE_DEV.values() if args.genre_dev else ())]
     sets, info = source_sets(bank)
     text = lsa_vectors(bank.texts, dim=int(METHODS["prob2vec"].defaults["text_dim"]))
     results = table1(bank, sets, methods, text)
-    cv = cross_validate(bank, sets["labels"], text) if args.cv else None
+    cv = {**cross_validate(bank, sets["labels"], text), "borrowed": cross_validate_borrowed(bank, sets["unseen"], text)} if args.cv else None
     if args.json:
         print(json.dumps({"bank": len(bank.texts), "triplets": {b: len(t) for b, t in bank.triplets.items()}, **info,
                           "results": results, "cv": cv}, indent=1, default=str))
@@ -265,10 +317,20 @@ def main(argv: list[str] | None = None) -> int:
     if cv:
         print("\ncross-validation over the dev triplets, labels source: (dim, l2, epochs, blend weight, text weight)")
         for name, rows in cv.items():
+            if name == "borrowed":
+                continue
             for held in BOOK_ORDER[:3]:
                 print(f"  {name:9} held out {held:10}: chosen on the other two {rows[held]['chosen']}, held-out accuracy {pct(rows[held]['held_out_accuracy'])}%")
             print(f"  {name:9} all three books: best {rows['all']['chosen']}, accuracy {pct(rows['all']['accuracy'])}%; "
                   f"the shipped defaults {rows['all']['default']}: {pct(rows['all']['default_accuracy'])}%")
+        rows = cv["borrowed"]
+        print("\nborrowed_text_weight, unseen source, Prob2Vec (leave one triplet set out; plain = the text weight, no change):")
+        for held in [k for k in rows if k != "all"]:
+            print(f"  held out {held:14}: chosen on the others {rows[held]['chosen']}, held-out accuracy "
+                  f"{pct(rows[held]['held_out_accuracy'])}% (plain {pct(rows[held]['plain'])}%)")
+        a = rows["all"]
+        print(f"  all sets: best {a['chosen']} ({pct(a['accuracy'])}%); shipped {a['default']} ({pct(a['default_accuracy'])}%); "
+              f"plain ({pct(a['plain_accuracy'])}%)")
     print(f"\n{time.monotonic() - started:.0f} s")
     return 0
 

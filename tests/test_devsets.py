@@ -235,3 +235,29 @@ def test_genre_dev_triplets_stay_in_one_module(dev: str) -> None:
     module = {r["id"]: r["module"] for r in devsets.book_problems(dev)}
     for t in devsets.triplets(dev):
         assert module[t["anchor"]] == module[t["positive"]] == module[t["negative"]], t
+
+
+@needs_books
+@needs_genre
+@pytest.mark.slow
+def test_the_genre_dev_bank_carries_the_dev_samples_labels_and_never_the_test_splits() -> None:
+    """`devset_table1.py --genre-dev` tunes on these triplets: the test problems' labels must not be in it."""
+    from benchmarks.devset_table1 import load_bank
+
+    bank = load_bank(genre_dev=True)
+    for dev, name in devsets.GENRE_DEV.items():
+        rows = {i for i, b in enumerate(bank.books) if b == name}
+        labelled = {i for i in rows if bank.labels[i]}
+        assert len(labelled) == len(devsets.labels(dev)) and len(bank.triplets[name]) == len(devsets.triplets(dev))
+        assert {int(i) for i in bank.triplets[name].ravel()} <= labelled
+    test_ids = {(collection, i) for collection in devsets.TEST_SETS for i in devsets.labels(collection)}
+    collection_of = {name: devsets.GENRE_DEV_OF[dev] for dev, name in devsets.GENRE_DEV.items()}
+    ids = {name: [r["id"] for r in devsets.book_problems(dev)] for dev, name in devsets.GENRE_DEV.items()}
+    offset = {name: min(i for i, b in enumerate(bank.books) if b == name) for name in ids}
+    for name, problem_ids in ids.items():
+        for k, pid in enumerate(problem_ids):
+            if (collection_of[name], pid) in test_ids:
+                assert bank.labels[offset[name] + k] is None, pid  # a test problem is in the bank, unlabelled
+    assert not set(devsets.TEST_SETS.values()) & set(bank.triplets)
+    with pytest.raises(ValueError):
+        load_bank(test_splits=True, genre_dev=True)

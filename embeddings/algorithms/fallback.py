@@ -14,6 +14,13 @@ counts as wrong. Two steps, both on unit rows, make every problem comparable:
 
    exactly. A small ``w`` (the default is chosen on the dev triplets, see README) only breaks ties
    between problems with the same concepts; ``w = 0`` leaves the concept method as published.
+
+   A borrowed vector is a guess, so a problem that borrowed leans on its own text more: its row gets
+   the weight ``w_b`` (``borrowed_weight``) instead of ``w``. With a weight per row the cosine is
+
+       cos(i, j) = sqrt((1 - w_i)(1 - w_j)) * cos_concepts(i, j) + sqrt(w_i * w_j) * cos_text(i, j)
+
+   (each row still of unit norm), which is the formula above wherever both rows have the same weight.
 """
 
 from __future__ import annotations
@@ -71,18 +78,24 @@ def borrow_missing(vectors: np.ndarray, missing: list[int], text: np.ndarray, k:
     return out.astype(np.float32), still
 
 
-def join_text(vectors: np.ndarray, text: np.ndarray, weight: float) -> np.ndarray:
+def join_text(vectors: np.ndarray, text: np.ndarray, weight: float, borrowed: list[int] | None = None, borrowed_weight: float | None = None) -> np.ndarray:
     """``[sqrt(1 - w) * unit(vectors), sqrt(w) * unit(text)]``: cosine = (1 - w) cos_concepts + w cos_text.
 
-    A row with a zero part keeps only the other part (its cosine with others is then that part's,
-    scaled), so a problem with neither concepts nor text is the only one left without a vector.
+    The rows in ``borrowed`` (problems whose concept vector was borrowed) get ``borrowed_weight`` in
+    place of ``weight`` (None: the same weight). A row with a zero part keeps only the other part (its
+    cosine with others is then that part's, scaled), so a problem with neither concepts nor text is the
+    only one left without a vector.
 
     Returns
     -------
     np.ndarray, shape (n, d + t), float32
     """
-    if not 0.0 <= weight <= 1.0:
-        raise ValueError(f"text weight must be in [0, 1], got {weight}")
-    if weight == 0.0:
+    for name, w in (("text weight", weight), ("borrowed text weight", borrowed_weight)):
+        if w is not None and not 0.0 <= w <= 1.0:
+            raise ValueError(f"{name} must be in [0, 1], got {w}")
+    weights = np.full((len(vectors), 1), float(weight))
+    if borrowed and borrowed_weight is not None:
+        weights[np.asarray(borrowed, dtype=np.int64)] = float(borrowed_weight)
+    if not weights.any():
         return unit_rows(vectors).astype(np.float32)
-    return np.hstack([np.sqrt(1.0 - weight) * unit_rows(vectors), np.sqrt(weight) * unit_rows(text)]).astype(np.float32)
+    return np.hstack([np.sqrt(1.0 - weights) * unit_rows(vectors), np.sqrt(weights) * unit_rows(text)]).astype(np.float32)

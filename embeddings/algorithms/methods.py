@@ -7,8 +7,9 @@ on expert labels, rule-extracted or hybrid concepts alike; text methods see only
 Given the texts, every concept method then makes every problem comparable (`fallback.py`): a problem
 without concepts borrows the concept vector of the problems it reads like (``borrow_k`` nearest by
 text), and ``text_weight`` of each cosine comes from the text (an LSA of the bank's TF-IDF), which
-breaks ties between problems with the same concepts. ``text_weight = 0`` and no texts give the
-methods exactly as published.
+breaks ties between problems with the same concepts; a problem that borrowed takes
+``borrowed_text_weight`` of its cosines from the text instead, since its concepts are a guess.
+``text_weight = 0`` and no texts give the methods exactly as published.
 """
 
 from __future__ import annotations
@@ -23,11 +24,11 @@ from embeddings.algorithms import cooccurrence, fallback, problems, skipgram, sv
 Progress = Callable[[float, float | None], None]  # (fraction done, current loss)
 
 # Part of every run's fingerprint: bump it when an algorithm changes, so identical inputs stop reusing old runs.
-ALGORITHMS_VERSION = 5
+ALGORITHMS_VERSION = 6
 
 # Shared by every concept method: how problems without concepts borrow a vector, and how much of each
 # similarity the text decides. Chosen by cross-validation on the dev triplets (README, "Choosing the defaults").
-FALLBACK_DEFAULTS: dict[str, Any] = {"text_weight": 0.1, "borrow_k": 5, "text_dim": 128}
+FALLBACK_DEFAULTS: dict[str, Any] = {"text_weight": 0.1, "borrow_k": 5, "text_dim": 128, "borrowed_text_weight": 0.5}
 
 
 @dataclass
@@ -110,8 +111,10 @@ def embed(method: str, data: BankData, params: dict[str, Any] | None = None, on_
 def _with_fallback(out: Embedding, data: BankData, p: dict[str, Any]) -> Embedding:
     """Borrow vectors for problems without concepts and blend in the text (see fallback.py)."""
     weight, k = float(p.get("text_weight", 0.0)), int(p.get("borrow_k", 0))
-    if not 0.0 <= weight <= 1.0:
-        raise ValueError(f"text_weight must be in [0, 1], got {weight}")
+    borrowed_weight = float(p.get("borrowed_text_weight", weight))
+    for name, w in (("text_weight", weight), ("borrowed_text_weight", borrowed_weight)):
+        if not 0.0 <= w <= 1.0:
+            raise ValueError(f"{name} must be in [0, 1], got {w}")
     text = data.text_vectors
     if text is None and data.texts and (weight > 0 or (k > 0 and out.missing)):
         from embeddings.algorithms.text import lsa_vectors
@@ -122,8 +125,10 @@ def _with_fallback(out: Embedding, data: BankData, p: dict[str, Any]) -> Embeddi
     vectors, no_concepts = out.vectors, out.missing
     if k > 0 and no_concepts:
         vectors, no_concepts = fallback.borrow_missing(vectors, no_concepts, text, k)
-    vectors = fallback.join_text(vectors, text, weight)
-    notes = {**out.notes, "text_weight": weight, "without_concepts": len(out.missing), "borrowed": len(out.missing) - len(no_concepts)}
+    borrowed = sorted(set(out.missing) - set(no_concepts))
+    vectors = fallback.join_text(vectors, text, weight, borrowed, borrowed_weight)
+    notes = {**out.notes, "text_weight": weight, "borrowed_text_weight": borrowed_weight,
+             "without_concepts": len(out.missing), "borrowed": len(borrowed)}
     return Embedding(vectors, [i for i in no_concepts if not vectors[i].any()], out.concept_vectors, out.loss, notes)
 
 

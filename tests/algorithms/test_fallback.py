@@ -46,6 +46,22 @@ def test_the_text_blend_is_exactly_a_weighted_sum_of_cosines(w: float) -> None:
 def test_the_text_weight_must_be_a_share() -> None:
     with pytest.raises(ValueError, match="text weight"):
         fallback.join_text(np.ones((1, 2)), np.ones((1, 2)), 1.5)
+    with pytest.raises(ValueError, match="borrowed text weight"):
+        fallback.join_text(np.ones((1, 2)), np.ones((1, 2)), 0.1, [0], -0.1)
+
+
+def test_borrowed_rows_take_their_own_text_weight_in_every_cosine() -> None:
+    rng = np.random.default_rng(5)
+    c, t = rng.normal(size=(6, 4)), rng.normal(size=(6, 5))
+    w, wb, borrowed = 0.1, 0.6, [1, 4]
+    joined = fallback.join_text(c, t, w, borrowed, wb).astype(np.float64)
+    weights = np.array([wb if i in borrowed else w for i in range(6)])
+    cu, tu = fallback.unit_rows(c), fallback.unit_rows(t)
+    expected = np.sqrt(np.outer(1 - weights, 1 - weights)) * (cu @ cu.T) + np.sqrt(np.outer(weights, weights)) * (tu @ tu.T)
+    assert np.allclose(joined @ joined.T, expected, atol=1e-6)
+    assert np.allclose(np.linalg.norm(joined, axis=1), 1.0, atol=1e-6)  # still a cosine
+    # The same weight for borrowed rows is the plain blend, bit for bit.
+    assert np.array_equal(fallback.join_text(c, t, w, borrowed, w), fallback.join_text(c, t, w))
 
 
 TEXTS = [
@@ -71,6 +87,26 @@ def test_problems_without_concepts_borrow_inside_a_concept_method() -> None:
     out = embed("onehot", BankData(concept_sets=sets, n_concepts=2, texts=TEXTS), {"text_weight": 0.0})
     assert out.missing == [] and out.notes["borrowed"] == 2 and out.notes["without_concepts"] == 2
     assert triplet_accuracy(out.vectors, [(2, 0, 3), (5, 4, 1)]) == 1.0  # the coin problem is a coin problem
+
+
+def test_a_problem_that_borrowed_leans_on_its_own_text() -> None:
+    """Its concepts are a guess from its neighbours: with borrowed_text_weight 1 its similarities are
+    exactly its text's, while problems with concepts keep the concept method's."""
+    sets = [[0], [0], [], [1], [1], [1]]  # row 2 has no concepts and borrows
+    params = {"text_weight": 0.0, "borrowed_text_weight": 1.0}
+    out = embed("onehot", BankData(concept_sets=sets, n_concepts=2, texts=TEXTS), params)
+    text = fallback.unit_rows(lsa_vectors(TEXTS, dim=128))
+    v = out.vectors.astype(np.float64)
+    assert out.notes["borrowed"] == 1 and out.notes["borrowed_text_weight"] == 1.0
+    assert np.allclose(v[2] @ v[[0, 1]].T, 0.0)  # the others have no text part: nothing in common
+    shared = embed("onehot", BankData(concept_sets=sets, n_concepts=2, texts=TEXTS), {"text_weight": 0.5, "borrowed_text_weight": 1.0})
+    s = shared.vectors.astype(np.float64)
+    assert np.allclose(s[2] @ s[[0, 1, 3]].T, np.sqrt(0.5) * (text[2] @ text[[0, 1, 3]].T), atol=1e-6)
+    # Rows with concepts compare as before: concept overlap and text at the plain weight.
+    plain = embed("onehot", BankData(concept_sets=sets, n_concepts=2, texts=TEXTS), {"text_weight": 0.5, "borrowed_text_weight": 0.5})
+    p = plain.vectors.astype(np.float64)
+    rows = [0, 1, 3, 4, 5]
+    assert np.allclose(s[rows] @ s[rows].T, p[rows] @ p[rows].T, atol=1e-6)
 
 
 def test_text_weight_zero_and_no_texts_give_the_method_as_published() -> None:
