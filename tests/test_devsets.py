@@ -251,6 +251,24 @@ def test_genre_dev_triplets_stay_in_one_module(dev: str) -> None:
         assert module[t["anchor"]] == module[t["positive"]] == module[t["negative"]], t
 
 
+@pytest.mark.parametrize("dev", list(devsets.GENRE_DEV))
+def test_genre_dev_blind_judge_stays_in_step_with_the_triplets(dev: str) -> None:
+    """triplet-judge.jsonl: the blind second judge's pick per triplet, in the triplets' order, over the same pair."""
+    path = devsets.HERE / dev / "triplet-judge.jsonl"
+    judged = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    triplets = devsets.triplets(dev)
+    assert len(judged) == len(triplets)
+    for t, j in zip(triplets, judged):
+        assert j["anchor"] == t["anchor"], (t["anchor"], j)
+        if j["closer"] is None:
+            assert j["farther"] is None and set(j) == {"anchor", "closer", "farther", "cant_tell"}
+            pair = j["cant_tell"]
+        else:
+            assert set(j) == {"anchor", "closer", "farther"}
+            pair = [j["closer"], j["farther"]]
+        assert len(pair) == 2 and set(pair) == {t["positive"], t["negative"]}, (t["anchor"], j)
+
+
 @needs_books
 @needs_genre
 @pytest.mark.slow
