@@ -530,7 +530,6 @@ def _create(model: type[models.Model], objs: list[models.Model], where: str) -> 
     return objs
 
 
-
 def _create_children(
     model: type[models.Model], parents: list[models.Model], children: list[list[models.Model]], parent_field: str, where: str
 ) -> list[models.Model]:
@@ -542,6 +541,7 @@ def _create_children(
             setattr(row, parent_field, parent.pk)
             flat.append(row)
     return _create(model, flat, where)
+
 
 class _Importer:
     def __init__(self, data: dict[str, Any]) -> None:

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["unit_rows", "borrow_missing", "join_text"]
+__all__ = ["unit_rows", "borrow_missing", "join_text", "fill"]
 
 
 def unit_rows(e: np.ndarray) -> np.ndarray:
@@ -99,3 +99,20 @@ def join_text(vectors: np.ndarray, text: np.ndarray, weight: float, borrowed: li
     if not weights.any():
         return unit_rows(vectors).astype(np.float32)
     return np.hstack([np.sqrt(1.0 - weights) * unit_rows(vectors), np.sqrt(weights) * unit_rows(text)]).astype(np.float32)
+
+
+def fill(
+    vectors: np.ndarray, missing: list[int], text: np.ndarray, k: int, weight: float, borrowed_weight: float | None = None
+) -> tuple[np.ndarray, list[int], list[int]]:
+    """Both steps: the rows in ``missing`` borrow from their ``k`` text neighbours (none when k = 0), then
+    the text is blended in, the rows that borrowed at ``borrowed_weight``.
+
+    Returns
+    -------
+    (vectors from :func:`join_text`, the rows that borrowed, the rows in ``missing`` that found nothing to borrow)
+    """
+    still = list(missing)
+    if k > 0 and still:
+        vectors, still = borrow_missing(vectors, still, text, k)
+    borrowed = sorted(set(missing) - set(still))
+    return join_text(vectors, text, weight, borrowed, borrowed_weight), borrowed, still

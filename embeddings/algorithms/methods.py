@@ -122,11 +122,7 @@ def _with_fallback(out: Embedding, data: BankData, p: dict[str, Any]) -> Embeddi
         text = lsa_vectors(data.texts, dim=int(p.get("text_dim", 128)))
     if text is None:
         return out
-    vectors, no_concepts = out.vectors, out.missing
-    if k > 0 and no_concepts:
-        vectors, no_concepts = fallback.borrow_missing(vectors, no_concepts, text, k)
-    borrowed = sorted(set(out.missing) - set(no_concepts))
-    vectors = fallback.join_text(vectors, text, weight, borrowed, borrowed_weight)
+    vectors, borrowed, no_concepts = fallback.fill(out.vectors, out.missing, text, k, weight, borrowed_weight)
     notes = {**out.notes, "text_weight": weight, "borrowed_text_weight": borrowed_weight,
              "without_concepts": len(out.missing), "borrowed": len(borrowed)}
     return Embedding(vectors, [i for i in no_concepts if not vectors[i].any()], out.concept_vectors, out.loss, notes)
