@@ -117,3 +117,22 @@ class EmbeddingDefault(models.Model):
     source = models.CharField(max_length=10, choices=ConceptSource.choices, default=ConceptSource.LABELS)
     updated_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     updated_at = models.DateTimeField(auto_now=True)
+
+
+class TextVector(models.Model):
+    """A problem's sentence-model vector (all-MiniLM-L6-v2), kept so that a rebuild encodes only new or
+    edited texts: the model costs minutes per few thousand problems on a CPU. `text_sha256` is the hash
+    of the text it was computed from; a row whose hash no longer matches the problem's text is stale
+    and is recomputed by the next rebuild that needs it."""
+
+    problem = models.ForeignKey("problems.Problem", on_delete=models.CASCADE, related_name="+")
+    model = models.CharField(max_length=40)
+    text_sha256 = models.CharField(max_length=64)
+    vector = models.BinaryField(help_text="float32, unit norm.")
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["problem", "model"], name="text_vector_unique")]
+
+    def __str__(self) -> str:
+        return f"{self.model} vector of problem #{self.problem_id}"

@@ -271,6 +271,14 @@ def problem_similar_list(problem: Any, k: int = 5, user: Any = None) -> tuple[Em
     return run, out
 
 
+def problem_has_concepts(run: EmbeddingRun, problem_id: int) -> bool:
+    """Whether the problem had concepts in the run's source (a text method's run: True, it needs none).
+    A problem without them got its vector from the fallback: borrowed from the problems it reads like."""
+    if not run.concept_slugs:
+        return True
+    return bool(_concept_sets_for(run, [problem_id]).get(problem_id))
+
+
 def _concept_sets_for(run: EmbeddingRun, problem_ids: list[int]) -> dict[int, list[int]]:
     from concepts.models import ExtractedConcept, GroundTruthLabel
 

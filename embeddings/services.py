@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.db.models import Count, Max, Q
 from django.utils import timezone
@@ -225,7 +226,8 @@ def embedding_run_start(*, method: str, source: str = ConceptSource.LABELS, para
         raise EmbeddingInputError(f"unknown method {method!r}; known: {', '.join(METHODS)}")
     if source not in ConceptSource.values:
         raise EmbeddingInputError(f"unknown source {source!r}; use labels, rules or hybrid")
-    params = {**METHODS[method].defaults, **(params or {})}
+    site = {"fallback_text": settings.EMBEDDING_FALLBACK_TEXT} if settings.EMBEDDING_FALLBACK_TEXT and METHODS[method].kind == "concepts" else {}
+    params = {**METHODS[method].defaults, **site, **(params or {})}
     if METHODS[method].kind == "text":
         source = ConceptSource.LABELS  # text methods read no concepts: one run serves both sources
     fingerprint, extraction = _state_fingerprint(method, source, params)
@@ -302,9 +304,56 @@ def bank_data(*, source: str, extraction_run_id: int | None = None, with_selecte
     )
 
 
+TEXT_VECTOR_MODEL = "all-MiniLM-L6-v2"
+TEXT_VECTOR_BATCH = 256  # texts encoded, and rows written, per step: a cancelled run keeps what it finished
+
+
+def _text_sha256(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def text_vectors_cached(*, ids: list[int], texts: list[str], on_progress: Any = None) -> tuple[np.ndarray, int]:
+    """The problems' all-MiniLM-L6-v2 vectors, rows in the order of `ids`, encoding only the texts that
+    have no vector yet or changed since theirs was made (the rest come from `TextVector`).
+
+    `on_progress(fraction)` is called after each batch; it may raise to stop (the batches already
+    written stay: each row is a complete vector of the text it names). Returns (vectors, encoded now).
+    """
+    from embeddings.algorithms.text import MINILM_DIM, minilm_embeddings
+    from embeddings.models import TextVector
+
+    shas = [_text_sha256(t) for t in texts]
+    want = dict(zip(ids, shas))
+    vectors = np.zeros((len(ids), MINILM_DIM), dtype=np.float32)
+    row = {pid: i for i, pid in enumerate(ids)}
+    have: set[int] = set()
+    for start in range(0, len(ids), 5000):  # bounded IN lists on large banks
+        chunk = ids[start : start + 5000]
+        cached = TextVector.objects.filter(model=TEXT_VECTOR_MODEL, problem_id__in=chunk).values_list("problem_id", "text_sha256", "vector")
+        for pid, sha, blob in cached:
+            if sha == want[pid] and len(blob) == 4 * MINILM_DIM:
+                vectors[row[pid]] = np.frombuffer(bytes(blob), dtype=np.float32)
+                have.add(pid)
+    todo = [i for i, pid in enumerate(ids) if pid not in have]
+    for done, start in enumerate(range(0, len(todo), TEXT_VECTOR_BATCH), start=1):
+        rows = todo[start : start + TEXT_VECTOR_BATCH]
+        vectors[rows] = minilm_embeddings([texts[i] for i in rows])
+        objs = [TextVector(problem_id=ids[i], model=TEXT_VECTOR_MODEL, text_sha256=shas[i], vector=vectors[i].tobytes()) for i in rows]
+        try:
+            with transaction.atomic():
+                TextVector.objects.bulk_create(
+                    objs, update_conflicts=True, unique_fields=["problem", "model"], update_fields=["text_sha256", "vector", "updated_at"]
+                )
+        except IntegrityError:  # a problem was deleted meanwhile: this run still uses the vectors, the cache skips the batch
+            logger.warning("text vectors: a problem of this batch no longer exists; the batch is not cached")
+        if on_progress:
+            on_progress(min(1.0, done * TEXT_VECTOR_BATCH / len(todo)))
+    return vectors, len(todo)
+
+
 def embedding_run_execute(*, run_id: int, redelivered: bool = False) -> None:
     """Compute a run's vectors and store them on the row; publish it if it is the newest run of the site default."""
-    from embeddings.algorithms.methods import METHODS, embed
+    from embeddings.algorithms.methods import METHODS, embed, needs_sentence_vectors
 
     if not job_claim(model=EmbeddingRun, job_id=run_id, redelivered=redelivered):
         return
@@ -330,6 +379,12 @@ def embedding_run_execute(*, run_id: int, redelivered: bool = False) -> None:
             source=run.source, extraction_run_id=run.extraction_run_id, with_selected_words=METHODS[run.method].kind == "text"
         )
         timings["load_ms"] = (time.monotonic() - started) * 1000
+        encoded = None
+        if needs_sentence_vectors(run.method, run.params):
+            started = time.monotonic()
+            # Between batches the run only checks that it was not cancelled (the bar is for training).
+            data.sentence_vectors, encoded = text_vectors_cached(ids=ids, texts=data.texts, on_progress=lambda fraction: on_progress(0.0, None))
+            timings["text_vectors_ms"] = (time.monotonic() - started) * 1000
         started = time.monotonic()
         result = embed(run.method, data, run.params, on_progress=on_progress)
         timings["embed_ms"] = (time.monotonic() - started) * 1000
@@ -339,6 +394,8 @@ def embedding_run_execute(*, run_id: int, redelivered: bool = False) -> None:
         EmbeddingRun.objects.filter(id=run_id).update(status=JobStatus.FAILED, error=str(exc), finished_at=timezone.now())
         return
     vectors = np.ascontiguousarray(result.vectors, dtype=np.float32)
+    if encoded is not None:
+        result.notes["text_vectors"] = {"model": TEXT_VECTOR_MODEL, "encoded": encoded, "cached": len(ids) - encoded}
     if result.concept_vectors is not None:
         from embeddings.algorithms.cooccurrence import concept_frequencies
 

@@ -44,7 +44,7 @@ from concepts.models import (
     NeuralSuggestion,
     SelectedWord,
 )
-from embeddings.models import ActiveEmbedding, ConceptSource, EmbeddingDefault, EmbeddingRun, SimilarityTriplet, TripletVote
+from embeddings.models import ActiveEmbedding, ConceptSource, EmbeddingDefault, EmbeddingRun, SimilarityTriplet, TextVector, TripletVote
 from problems.models import LoginFailure, Module, Problem
 from practice.models import Attempt
 from problems.roles import ROLES
@@ -67,8 +67,10 @@ COURSE_MODELS: tuple[type[models.Model], ...] = (
     ExtractionRun, ExtractedConcept, ExtractorReport, NeuralExperiment, NeuralSuggestion,
     SimilarityTriplet, TripletVote, EmbeddingRun, ActiveEmbedding, EmbeddingDefault,
 )
-# Models of those apps left out on purpose: failed sign-ins live 15 minutes and mean nothing elsewhere.
-NOT_BACKED_UP: tuple[type[models.Model], ...] = (LoginFailure,)
+# Models of those apps left out on purpose: failed sign-ins live 15 minutes and mean nothing elsewhere;
+# text vectors are a cache of the sentence model over the problem texts (the next rebuild that needs
+# them encodes them again), and would make the file ~2 kB per problem larger.
+NOT_BACKED_UP: tuple[type[models.Model], ...] = (LoginFailure, TextVector)
 
 # Permissions of the models that moved app since a file may have been written (Attempt: problems/ ->
 # practice/ in issue 16): a file naming the old label still restores.
@@ -467,7 +469,7 @@ def course_wipe() -> None:
     for model in (
         ActiveEmbedding, EmbeddingDefault, EmbeddingRun, NeuralSuggestion, NeuralExperiment, ExtractorReport, ExtractedConcept, ExtractionRun,
         TripletVote, SimilarityTriplet, Attempt, LabelResolution, LabelSet, GroundTruthLabel, ConceptRuleVersion,
-        ConceptRule, SelectedWord, Problem, Concept, Module,
+        ConceptRule, SelectedWord, TextVector, Problem, Concept, Module,
     ):
         model.objects.all().delete()
 

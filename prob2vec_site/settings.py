@@ -185,6 +185,12 @@ PROBLEM_IMPORT_MAX_BYTES = envint("PROBLEM_IMPORT_MAX_BYTES", str(50 * 1024 * 10
 # one problem, and at most RULE_FALLBACK_BUDGET_SECONDS over the whole bank (a preview, a save's check,
 # one extraction run), so a slow rule cannot tie up a worker however large the bank.
 RULE_FALLBACK_BUDGET_SECONDS = float(os.getenv("RULE_FALLBACK_BUDGET_SECONDS", "2"))
+# The text the concept methods' fallback reads (embeddings/algorithms/fallback.py): "minilm" (the
+# sentence model, cached per problem text; a first rebuild encodes the whole bank) or "lsa" (an LSA of the
+# bank's TF-IDF: seconds, no model). Empty: the methods' default (minilm).
+EMBEDDING_FALLBACK_TEXT = os.getenv("EMBEDDING_FALLBACK_TEXT", "")
+if EMBEDDING_FALLBACK_TEXT not in {"", "lsa", "minilm"}:
+    raise ImproperlyConfigured(f"Unexpected value EMBEDDING_FALLBACK_TEXT={EMBEDDING_FALLBACK_TEXT}, use 'minilm' or 'lsa'")
 # The same attempt posted again within this many seconds (a double click, a client's retry) is stored once.
 ATTEMPT_DUPLICATE_WINDOW_SECONDS = float(os.getenv("ATTEMPT_DUPLICATE_WINDOW_SECONDS", "10"))
 FILE_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024

@@ -70,6 +70,7 @@ def test_secret_key_can_come_from_a_file(tmp_path: Path) -> None:
     [
         ({"DEBUG": "maybe"}, "Unexpected value DEBUG=maybe"),
         ({"DATABASE_URL": "mysql://x/y"}, "Unexpected value DATABASE_URL=mysql://x/y"),
+        ({"EMBEDDING_FALLBACK_TEXT": "bert"}, "Unexpected value EMBEDDING_FALLBACK_TEXT=bert, use 'minilm' or 'lsa'"),
     ],
 )
 def test_unexpected_values_are_refused(env: dict[str, str], message: str) -> None:

