@@ -293,3 +293,25 @@ def test_the_genre_dev_bank_carries_the_dev_samples_labels_and_never_the_test_sp
     assert not set(devsets.TEST_SETS.values()) & set(bank.triplets)
     with pytest.raises(ValueError):
         load_bank(test_splits=True, genre_dev=True)
+
+
+def test_the_audit_of_the_dev_labels_is_what_labels_jsonl_holds() -> None:
+    """Stop 23's audit: a third annotator relabelled 40 dev problems blind; where the two disagreed, a
+    blind head TA's resolution (audit-resolution.jsonl) is the ground truth; where they agreed, the labels stand."""
+    resolution = {r["id"]: r["final"] for r in map(json.loads, (devsets.HERE / "audit-resolution.jsonl").read_text(encoding="utf-8").splitlines())}
+    audited = 0
+    for book in devsets.BOOKS:
+        before, audit = devsets.overlap(book, "ta-audit-before"), devsets.overlap(book, "ta-audit")
+        sample = set((devsets.HERE / book / "sample.txt").read_text(encoding="utf-8").splitlines())
+        assert list(before) == list(audit) and set(audit) <= sample
+        labels, skipped = devsets.labels(book), devsets.skipped(book)
+        for pid in audit:
+            audited += 1
+            if pid in resolution:
+                final = resolution[pid]
+                assert ("skip" in final and pid in skipped) or set(labels[pid]) == set(final["concepts"]), pid
+            else:
+                assert before[pid] is not None and audit[pid] is not None and set(before[pid]) == set(audit[pid])
+                assert set(labels[pid]) == set(audit[pid]), pid
+            assert all(set(c or ()) <= SLUGS for c in (before[pid], audit[pid]))
+    assert audited == 40 and set(resolution) <= {pid for b in devsets.BOOKS for pid in devsets.overlap(b, "ta-audit")}
