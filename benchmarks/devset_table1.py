@@ -35,8 +35,15 @@ What it measures
     (tuning data, README "Genre dev samples"); their "unseen" column is the rules without the
     sample's own branches. One or the other, never both.
 
+    --fallback-text chooses the text vectors of the concept methods' fallback (default: the shipped
+    default, MiniLM); --compare-fallback-text runs every concept method and source with both and
+    makes the choice between them leaving one triplet set out (README, "No problem without a
+    vector"); --seeds N adds Prob2Vec and the blend over seeds 0..N-1, mean and SD, since one seed's
+    figure moves by a triplet or two with any change to the bank.
+
 How to run (from the project folder; pure code, no database)
-    .venv/bin/python benchmarks/devset_table1.py [--methods prob2vec,onehot,blend,minilm] [--cv] [--test-splits | --genre-dev] [--json]
+    .venv/bin/python benchmarks/devset_table1.py [--methods prob2vec,onehot,blend,minilm] [--cv] [--test-splits | --genre-dev]
+        [--fallback-text lsa|minilm] [--compare-fallback-text] [--seeds N] [--json]
 
 MiniLM vectors are cached in benchmarks/out/ (it takes minutes on a laptop CPU); the books are read
 from ../shared/data (or $PROB2VEC_SHARED_DATA), and the script stops with a message without them.
@@ -169,6 +176,21 @@ def scores(vectors: np.ndarray, triplets: dict[str, np.ndarray]) -> dict[str, di
     return out
 
 
+def seed_spread(bank: Bank, sets: dict[str, list[list[int]]], methods: list[str], text: np.ndarray, seeds: int) -> dict:
+    """Accuracy of each seeded concept method (Prob2Vec, blend) over seeds 0..seeds-1: mean and SD per
+    source and triplet set. A single seed's figure moves by a triplet or two with any change to the bank."""
+    out: dict[str, dict] = {}
+    for method in [m for m in methods if "seed" in METHODS[m].defaults and METHODS[m].kind == "concepts"]:
+        for source in SOURCES:
+            acc = {b: [] for b in bank.triplets}
+            for seed in range(seeds):
+                vectors = embed(method, BankData(sets[source], len(bank.slugs), texts=bank.texts, text_vectors=text), {"seed": seed}).vectors
+                for b, t in bank.triplets.items():
+                    acc[b].append(float(triplet_correct(vectors, t).mean()))
+            out.setdefault(method, {})[source] = {b: {"mean": float(np.mean(a)), "sd": float(np.std(a)), "runs": a} for b, a in acc.items()}
+    return out
+
+
 def table1(bank: Bank, sets: dict[str, list[list[int]]], methods: list[str], text: np.ndarray) -> dict:
     results: dict[str, dict[str, dict]] = {}
     for method in methods:
@@ -264,6 +286,34 @@ def cross_validate_borrowed(bank: Bank, sets: list[list[int]], text: np.ndarray)
     return rows
 
 
+def compare_fallback_texts(bank: Bank, sets: dict[str, list[list[int]]], methods: list[str], texts: dict[str, np.ndarray]) -> dict:
+    """Each concept method, every source, with each fallback text; and, per method, the choice between
+    the texts made leaving one triplet set out (chosen on the other sets' mean accuracy over the four
+    sources, each set counting once; ties go to the first text named, the cheaper LSA). The demo's
+    triplets never choose."""
+    concept_methods = [m for m in methods if METHODS[m].kind == "concepts"]
+    held_sets = [b for b in (*BOOK_ORDER[:3], *devsets.GENRE_DEV.values()) if b in bank.triplets]
+    runs = {name: table1(bank, sets, concept_methods, vectors) for name, vectors in texts.items()}
+
+    def accuracy(name: str, method: str, books: list[str]) -> float:
+        return float(np.mean([runs[name][method][s][b]["accuracy"] for s in SOURCES for b in books]))
+
+    def best(method: str, books: list[str]) -> str:
+        return max(texts, key=lambda name: round(accuracy(name, method, books), 9))
+
+    choice: dict[str, dict] = {}
+    for method in concept_methods:
+        rows: dict[str, dict] = {}
+        for held in held_sets:
+            chosen = best(method, [b for b in held_sets if b != held])
+            rows[held] = {"chosen": chosen, "held_out_accuracy": accuracy(chosen, method, [held]),
+                          **{name: accuracy(name, method, [held]) for name in texts}}
+        rows["held_out_mean"] = float(np.mean([rows[h]["held_out_accuracy"] for h in held_sets]))
+        rows["all"] = {"chosen": best(method, held_sets), **{name: accuracy(name, method, held_sets) for name in texts}}
+        choice[method] = rows
+    return {"results": runs, "choice": choice, "methods": concept_methods, "sets": held_sets}
+
+
 def pct(x: float) -> str:
     return f"{100 * x:.1f}"
 
@@ -273,6 +323,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--methods", default="prob2vec,onehot,blend,svd-cds,minilm", help="comma-separated, or all")
     parser.add_argument("--cv", action="store_true", help="also run the cross-validation that chose the defaults")
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--fallback-text", choices=("lsa", "minilm"), default=METHODS["prob2vec"].defaults.get("fallback_text", "lsa"),
+                        help="the text vectors of the concept methods' fallback (default: the shipped default)")
+    parser.add_argument("--seeds", type=int, default=0, metavar="N",
+                        help="also: Prob2Vec and blend over seeds 0..N-1 (mean and SD of the accuracy)")
+    parser.add_argument("--compare-fallback-text", action="store_true",
+                        help="also: every concept method and source with the LSA and with the MiniLM fallback text, and which one to ship")
     extra = parser.add_mutually_exclusive_group()
     extra.add_argument("--test-splits", action="store_true",
                        help="also import and measure the test splits (TheoremQA, MATH; TEST_SETS.md): never tune on them")
@@ -291,14 +347,23 @@ def main(argv: list[str] | None = None) -> int:
     bank = load_bank(test_splits=args.test_splits, genre_dev=args.genre_dev)
     order = [*BOOK_ORDER, *(devsets.TEST_SETS.values() if args.test_splits else ()), *(devsets.GENRE_DEV.values() if args.genre_dev else ())]
     sets, info = source_sets(bank)
-    text = lsa_vectors(bank.texts, dim=int(METHODS["prob2vec"].defaults["text_dim"]))
+    if args.fallback_text == "minilm":
+        text = minilm_vectors(bank.texts)
+    else:
+        text = lsa_vectors(bank.texts, dim=int(METHODS["prob2vec"].defaults["text_dim"]))
     results = table1(bank, sets, methods, text)
     cv = {**cross_validate(bank, sets["labels"], text), "borrowed": cross_validate_borrowed(bank, sets["unseen"], text)} if args.cv else None
+    spread = seed_spread(bank, sets, methods, text, args.seeds) if args.seeds > 1 else None
+    compared = None
+    if args.compare_fallback_text:
+        both = {"lsa": lsa_vectors(bank.texts, dim=int(METHODS["prob2vec"].defaults["text_dim"])), "minilm": minilm_vectors(bank.texts)}
+        compared = compare_fallback_texts(bank, sets, methods, both)
     if args.json:
         print(json.dumps({"bank": len(bank.texts), "triplets": {b: len(t) for b, t in bank.triplets.items()}, **info,
-                          "results": results, "cv": cv}, indent=1, default=str))
+                          "results": results, "cv": cv, "fallback_text": compared, "seeds": spread}, indent=1, default=str))
         return 0
     no_concepts = {s: sum(1 for b in BOOK_ORDER[:3] for row in bank.triplets[b] for i in row if not sets[s][i]) for s in SOURCES}
+    print(f"fallback text: {args.fallback_text}")
     print(f"bank: {len(bank.texts)} problems; triplets: " + ", ".join(f"{b} {len(bank.triplets[b])}" for b in order))
     print(f"hybrid: {info['learned_concepts']} concepts learned, {info['added']} concepts added, {info['hybrid_seconds']} s")
     print("triplet members without concepts (dev books): " + ", ".join(f"{s} {n}" for s, n in no_concepts.items()))
@@ -328,6 +393,25 @@ def main(argv: list[str] | None = None) -> int:
         a = rows["all"]
         print(f"  all sets: best {a['chosen']} ({pct(a['accuracy'])}%); shipped {a['default']} ({pct(a['default_accuracy'])}%); "
               f"plain ({pct(a['plain_accuracy'])}%)")
+    if spread:
+        print(f"\nover seeds 0-{args.seeds - 1}: mean accuracy % (SD)")
+        for book in order:
+            print(f"  {book:14} " + "  ".join(f"{m}/{s} {pct(spread[m][s][book]['mean'])} ({pct(spread[m][s][book]['sd'])})"
+                                            for m in spread for s in SOURCES))
+    if compared:
+        print("\nfallback text, LSA -> MiniLM: accuracy % per concept method and source")
+        for book in order:
+            print(f"  {book}")
+            for method in compared["methods"]:
+                cells = [f"{s} {pct(compared['results']['lsa'][method][s][book]['accuracy'])}->{pct(compared['results']['minilm'][method][s][book]['accuracy'])}"
+                         for s in SOURCES]
+                print(f"    {method:10} " + "  ".join(cells))
+        print("  the choice per method, leaving one triplet set out (mean over the four sources; the demo never chooses):")
+        for method, rows in compared["choice"].items():
+            held = "  ".join(f"{h} {rows[h]['chosen']} {pct(rows[h]['held_out_accuracy'])}" for h in compared["sets"])
+            a = rows["all"]
+            print(f"    {method:11} held out: {held}; held-out mean {pct(rows['held_out_mean'])}%; "
+                  f"all sets LSA {pct(a['lsa'])}% MiniLM {pct(a['minilm'])}%: {a['chosen']}")
     print(f"\n{time.monotonic() - started:.0f} s")
     return 0
 
