@@ -216,18 +216,24 @@ GRID = {
 BLEND_WEIGHTS = [0.25, 0.5, 0.75]
 
 
-def cross_validate(bank: Bank, sets: list[list[int]], text: np.ndarray) -> dict:
-    """Leave one book out over the dev triplets (labels source): choose on two books, measure on the third."""
+def cross_validate(bank: Bank, sets: list[list[int]], text: np.ndarray, seeds: int = 1) -> dict:
+    """Leave one book out over the dev triplets (labels source): choose on two books, measure on the third.
+    With ``seeds`` > 1 every setting is scored over seeds 0..seeds-1 (its mean accuracy), so that the
+    choice is not one lucky draw of the skip-gram's initial weights."""
     dev = [b for b in BOOK_ORDER if b != "demo"]
     correct: dict[tuple, dict[str, np.ndarray]] = {}
     overlap = embed("onehot", BankData(sets, len(bank.slugs)), {"text_weight": 0.0, "borrow_k": 0})
     for dim, l2, epochs in itertools.product(GRID["dim"], GRID["l2"], GRID["epochs"]):
-        base = embed("prob2vec", BankData(sets, len(bank.slugs)), {"dim": dim, "l2": l2, "epochs": epochs, "text_weight": 0.0, "borrow_k": 0})
-        for weight in [None, *BLEND_WEIGHTS]:  # None: Prob2Vec itself; else the blend with concept overlap
-            concept = base.vectors if weight is None else np.hstack([np.sqrt(weight) * unit_rows(overlap.vectors), np.sqrt(1 - weight) * unit_rows(base.vectors)])
-            for tw in GRID["text_weight"]:
-                vectors = join_text(concept, text, tw)
-                correct[(dim, l2, epochs, weight, tw)] = {b: triplet_correct(vectors, bank.triplets[b]) for b in dev}
+        for seed in range(max(1, seeds)):
+            params = {"dim": dim, "l2": l2, "epochs": epochs, "seed": seed, "text_weight": 0.0, "borrow_k": 0}
+            base = embed("prob2vec", BankData(sets, len(bank.slugs)), params)
+            for weight in [None, *BLEND_WEIGHTS]:  # None: Prob2Vec itself; else the blend with concept overlap
+                concept = base.vectors if weight is None else np.hstack([np.sqrt(weight) * unit_rows(overlap.vectors), np.sqrt(1 - weight) * unit_rows(base.vectors)])
+                for tw in GRID["text_weight"]:
+                    vectors = join_text(concept, text, tw)
+                    cell = correct.setdefault((dim, l2, epochs, weight, tw), {b: np.zeros(0, dtype=bool) for b in dev})
+                    for b in dev:  # every seed's judgements of the book's triplets, one after another
+                        cell[b] = np.concatenate([cell[b], triplet_correct(vectors, bank.triplets[b])])
 
     def accuracy(key: tuple, books: list[str]) -> float:
         return float(np.mean(np.concatenate([correct[key][b] for b in books])))
@@ -326,7 +332,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--fallback-text", choices=("lsa", "minilm"), default=METHODS["prob2vec"].defaults.get("fallback_text", "lsa"),
                         help="the text vectors of the concept methods' fallback (default: the shipped default)")
     parser.add_argument("--seeds", type=int, default=0, metavar="N",
-                        help="also: Prob2Vec and blend over seeds 0..N-1 (mean and SD of the accuracy)")
+                        help="also: Prob2Vec and blend over seeds 0..N-1 (mean and SD of the accuracy); with --cv, every setting is scored over those seeds")
     parser.add_argument("--compare-fallback-text", action="store_true",
                         help="also: every concept method and source with the LSA and with the MiniLM fallback text, and which one to ship")
     extra = parser.add_mutually_exclusive_group()
@@ -352,7 +358,7 @@ def main(argv: list[str] | None = None) -> int:
     else:
         text = lsa_vectors(bank.texts, dim=int(METHODS["prob2vec"].defaults["text_dim"]))
     results = table1(bank, sets, methods, text)
-    cv = {**cross_validate(bank, sets["labels"], text), "borrowed": cross_validate_borrowed(bank, sets["unseen"], text)} if args.cv else None
+    cv = {**cross_validate(bank, sets["labels"], text, seeds=max(1, args.seeds)), "borrowed": cross_validate_borrowed(bank, sets["unseen"], text)} if args.cv else None
     spread = seed_spread(bank, sets, methods, text, args.seeds) if args.seeds > 1 else None
     compared = None
     if args.compare_fallback_text:
@@ -378,7 +384,8 @@ def main(argv: list[str] | None = None) -> int:
                 cells.append(f"{pct(r['accuracy'])} [{pct(r['low'])}-{pct(r['high'])}]" if r else "")
             print(f"  {method:24} " + " ".join(f"{c:>18}" for c in cells))
     if cv:
-        print("\ncross-validation over the dev triplets, labels source: (dim, l2, epochs, blend weight, text weight)")
+        over = f", each setting over seeds 0-{args.seeds - 1}" if args.seeds > 1 else ", seed 0"
+        print(f"\ncross-validation over the dev triplets, labels source{over}: (dim, l2, epochs, blend weight, text weight)")
         for name in ("prob2vec", "blend"):
             rows = cv[name]
             for held in BOOK_ORDER[:3]:

@@ -8,7 +8,7 @@ import logging
 import os
 import time
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 from django.conf import settings
@@ -312,7 +312,9 @@ def _text_sha256(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def text_vectors_cached(*, ids: list[int], texts: list[str], on_progress: Any = None) -> tuple[np.ndarray, int]:
+def text_vectors_cached(
+    *, ids: list[int], texts: list[str], on_progress: Callable[[float], None] | None = None
+) -> tuple[np.ndarray, int]:
     """The problems' all-MiniLM-L6-v2 vectors, rows in the order of `ids`, encoding only the texts that
     have no vector yet or changed since theirs was made (the rest come from `TextVector`).
 

@@ -315,3 +315,33 @@ def test_the_audit_of_the_dev_labels_is_what_labels_jsonl_holds() -> None:
                 assert set(labels[pid]) == set(audit[pid]), pid
             assert all(set(c or ()) <= SLUGS for c in (before[pid], audit[pid]))
     assert audited == 40 and set(resolution) <= {pid for b in devsets.BOOKS for pid in devsets.overlap(b, "ta-audit")}
+
+
+def test_the_fallback_text_comparison_chooses_per_method_leaving_one_set_out() -> None:
+    """devset_table1 --compare-fallback-text on a tiny bank where only one text tells the triplets apart:
+    every fold (and all sets) must choose it, and the figures must be the methods' real accuracies."""
+    import numpy as np
+
+    from benchmarks.devset_table1 import Bank, compare_fallback_texts
+
+    books = ["openstax", "openintro", "gs", "demo"]
+    bank = Bank(slugs=["c"])
+    triplets = {}
+    for b in books:  # per book: A, B, C all with the same concept: only the text can order them
+        rows = [len(bank.texts) + k for k in range(3)]
+        bank.texts += [f"{b} anchor", f"{b} twin", f"{b} other"]
+        bank.books += [b] * 3
+        bank.labels += [["c"]] * 3
+        triplets[b] = np.array([rows])
+    bank.triplets = triplets
+    sets = {source: [[0]] * len(bank.texts) for source in ("labels", "rules", "hybrid", "unseen")}
+    n = len(bank.texts)
+    good = np.zeros((n, 2))
+    good[0::3, 0] = good[1::3, 0] = 1.0  # anchor and twin read alike
+    good[2::3, 1] = 1.0
+    useless = np.ones((n, 2))  # every text alike: ties, which count as wrong
+    out = compare_fallback_texts(bank, sets, ["onehot", "minilm"], {"lsa": useless, "minilm": good})
+    assert out["methods"] == ["onehot"] and out["sets"] == ["openstax", "openintro", "gs"]
+    choice = out["choice"]["onehot"]
+    assert all(choice[b]["chosen"] == "minilm" and choice[b]["held_out_accuracy"] == 1.0 and choice[b]["lsa"] == 0.0 for b in out["sets"])
+    assert choice["all"] == {"chosen": "minilm", "lsa": 0.0, "minilm": 1.0} and choice["held_out_mean"] == 1.0
