@@ -329,7 +329,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--methods", default="prob2vec,onehot,blend,svd-cds,minilm", help="comma-separated, or all")
     parser.add_argument("--cv", action="store_true", help="also run the cross-validation that chose the defaults")
     parser.add_argument("--json", action="store_true")
-    parser.add_argument("--fallback-text", choices=("lsa", "minilm"), default=METHODS["prob2vec"].defaults.get("fallback_text", "lsa"),
+    parser.add_argument("--fallback-text", choices=("lsa", "minilm"), default=METHODS["prob2vec"].defaults["fallback_text"],
                         help="the text vectors of the concept methods' fallback (default: the shipped default)")
     parser.add_argument("--seeds", type=int, default=0, metavar="N",
                         help="also: Prob2Vec and blend over seeds 0..N-1 (mean and SD of the accuracy); with --cv, every setting is scored over those seeds")

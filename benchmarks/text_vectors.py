@@ -4,7 +4,7 @@ What it measures (pure code, no database)
     The texts are the dev books' problems from ../shared/data (or $PROB2VEC_SHARED_DATA) when
     present, else the demo course's problems repeated; the first --problems of them.
       - MiniLM: loading the model once (cold, in this process), then encoding the texts in the
-        batches a rebuild uses (embeddings.services.TEXT_VECTOR_BATCH, 256): problems per second.
+        batches a rebuild uses (text.MINILM_BATCH, 256): problems per second.
         This is the cost of a first rebuild, or of the texts a rebuild finds new or edited; cached
         texts cost a database read instead.
       - LSA (`text.lsa_vectors`, 128 dimensions, the `fallback_text = "lsa"` alternative) on the
@@ -31,15 +31,9 @@ sys.path.insert(0, str(ROOT))
 from benchmarks import devsets  # noqa: E402
 from problems.demo_course import bank_files  # noqa: E402  (pure)
 
-BATCH = 256  # embeddings.services.TEXT_VECTOR_BATCH (not imported: that module needs Django)
-
-
 def texts_for(n: int) -> tuple[list[str], str]:
     if not devsets.missing_reason():
-        texts = []
-        for book in devsets.BOOKS:
-            path = devsets.shared_data_dir() / book / "problems.jsonl"
-            texts += [json.loads(line).get("text") or "" for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+        texts = [r.get("text") or "" for book in devsets.BOOKS for r in devsets.book_problems(book)]
         return texts[:n], f"the dev books' problems ({min(n, len(texts))} of {len(texts)})"
     demo = [json.loads(line)["text"] for path in bank_files() for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
     return (demo * (n // len(demo) + 1))[:n], f"the demo course's {len(demo)} problems, repeated (../shared/data absent)"
@@ -52,6 +46,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     import torch
 
+    from embeddings.algorithms.text import MINILM_BATCH as BATCH
     from embeddings.algorithms.text import _minilm_model, lsa_vectors, minilm_embeddings
 
     if args.threads:

@@ -235,18 +235,20 @@ class SimilarProblem:
     contributions: list[tuple[str, float]]  # (concept slug, share of the cosine), largest first
 
 
-def problem_similar_list(problem: Any, k: int = 5, user: Any = None) -> tuple[EmbeddingRun | None, list[SimilarProblem]]:
-    """The k problems nearest to `problem` in the active embedding, each with why (per-concept contributions)."""
+def problem_similar_list(problem: Any, k: int = 5, user: Any = None) -> tuple[EmbeddingRun | None, list[SimilarProblem], bool]:
+    """The k problems nearest to `problem` in the active embedding, each with why (per-concept
+    contributions), and whether `problem` had no concepts in the run's source (a concept run only): its
+    vector then came from the fallback, borrowed from the problems it reads like, and there is no why."""
     from embeddings.algorithms.similarity import contributions, top_k
     from problems.selectors import problem_visible_queryset
 
     run = active_run()
     if run is None:
-        return None, []
+        return None, [], False
     ids, vectors = run_arrays(run)
     where = np.nonzero(ids == problem.pk)[0]
     if not len(where):
-        return run, []
+        return run, [], False
     # Students see released problems only: take more candidates, then keep the visible ones among them.
     idx, scores = top_k(vectors, int(where[0]), min(len(ids) - 1, k * 4 if user is not None else k))
     if user is not None:
@@ -258,9 +260,11 @@ def problem_similar_list(problem: Any, k: int = 5, user: Any = None) -> tuple[Em
     problems = Problem.objects.in_bulk([int(ids[i]) for i, _ in chosen])
     concept_vectors = run_concept_vectors(run)
     out = []
+    borrowed = False
     if concept_vectors is not None:
         sets = _concept_sets_for(run, [problem.pk] + [int(ids[i]) for i, _ in chosen])
         freq = np.asarray(run.notes.get("frequencies") or [1.0] * len(run.concept_slugs), dtype=float)
+        borrowed = not sets.get(problem.pk)
     for i, score in chosen:
         why: list[tuple[str, float]] = []
         if concept_vectors is not None:
@@ -268,15 +272,7 @@ def problem_similar_list(problem: Any, k: int = 5, user: Any = None) -> tuple[Em
             parts = contributions(concept_vectors, local, freq, 0, 1)
             why = sorted(((run.concept_slugs[c], float(v)) for c, v in parts.items()), key=lambda kv: -kv[1])
         out.append(SimilarProblem(problems[int(ids[i])], score, why))
-    return run, out
-
-
-def problem_has_concepts(run: EmbeddingRun, problem_id: int) -> bool:
-    """Whether the problem had concepts in the run's source (a text method's run: True, it needs none).
-    A problem without them got its vector from the fallback: borrowed from the problems it reads like."""
-    if not run.concept_slugs:
-        return True
-    return bool(_concept_sets_for(run, [problem_id]).get(problem_id))
+    return run, out, borrowed
 
 
 def _concept_sets_for(run: EmbeddingRun, problem_ids: list[int]) -> dict[int, list[int]]:

@@ -305,7 +305,6 @@ def bank_data(*, source: str, extraction_run_id: int | None = None, with_selecte
 
 
 TEXT_VECTOR_MODEL = "all-MiniLM-L6-v2"
-TEXT_VECTOR_BATCH = 256  # texts encoded, and rows written, per step: a cancelled run keeps what it finished
 
 
 def _text_sha256(text: str) -> str:
@@ -321,7 +320,7 @@ def text_vectors_cached(
     `on_progress(fraction)` is called after each batch; it may raise to stop (the batches already
     written stay: each row is a complete vector of the text it names). Returns (vectors, encoded now).
     """
-    from embeddings.algorithms.text import MINILM_DIM, minilm_embeddings
+    from embeddings.algorithms.text import MINILM_BATCH, MINILM_DIM, minilm_embeddings
     from embeddings.models import TextVector
 
     shas = [_text_sha256(t) for t in texts]
@@ -337,8 +336,8 @@ def text_vectors_cached(
                 vectors[row[pid]] = np.frombuffer(bytes(blob), dtype=np.float32)
                 have.add(pid)
     todo = [i for i, pid in enumerate(ids) if pid not in have]
-    for done, start in enumerate(range(0, len(todo), TEXT_VECTOR_BATCH), start=1):
-        rows = todo[start : start + TEXT_VECTOR_BATCH]
+    for done, start in enumerate(range(0, len(todo), MINILM_BATCH), start=1):
+        rows = todo[start : start + MINILM_BATCH]
         vectors[rows] = minilm_embeddings([texts[i] for i in rows])
         objs = [TextVector(problem_id=ids[i], model=TEXT_VECTOR_MODEL, text_sha256=shas[i], vector=vectors[i].tobytes()) for i in rows]
         try:
@@ -349,7 +348,7 @@ def text_vectors_cached(
         except IntegrityError:  # a problem was deleted meanwhile: this run still uses the vectors, the cache skips the batch
             logger.warning("text vectors: a problem of this batch no longer exists; the batch is not cached")
         if on_progress:
-            on_progress(min(1.0, done * TEXT_VECTOR_BATCH / len(todo)))
+            on_progress(min(1.0, done * MINILM_BATCH / len(todo)))
     return vectors, len(todo)
 
 

@@ -307,12 +307,12 @@ def lab_concepts(request: HttpRequest) -> HttpResponse:
 @require_GET
 def problem_similar(request: HttpRequest, pk: int) -> HttpResponse:
     """The "similar problems" fragment of a problem page (pulled by URL, so problems/ never imports us)."""
-    from embeddings.selectors import problem_has_concepts, problem_similar_list
+    from embeddings.selectors import problem_similar_list
     from problems.roles import is_course_staff
 
     problem = problem_get_for_user(request.user, pk)
-    run, similar = problem_similar_list(problem, k=5, user=request.user)
+    run, similar, borrowed = problem_similar_list(problem, k=5, user=request.user)
     show_why = is_course_staff(request.user)
-    borrowed = bool(show_why and run and similar and not problem_has_concepts(run, problem.pk))
+    borrowed = show_why and borrowed and bool(similar)
     template = "embeddings/_similar.html" if request.htmx else "embeddings/similar_page.html"
     return render(request, template, {"run": run, "similar": similar, "problem": problem, "show_why": show_why, "borrowed": borrowed})

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["unit_rows", "borrow_missing", "join_text", "fill"]
+__all__ = ["unit_rows", "borrow_missing", "join_text", "fill", "check_weights"]
 
 
 def unit_rows(e: np.ndarray) -> np.ndarray:
@@ -90,15 +90,20 @@ def join_text(vectors: np.ndarray, text: np.ndarray, weight: float, borrowed: li
     -------
     np.ndarray, shape (n, d + t), float32
     """
-    for name, w in (("text weight", weight), ("borrowed text weight", borrowed_weight)):
-        if w is not None and not 0.0 <= w <= 1.0:
-            raise ValueError(f"{name} must be in [0, 1], got {w}")
+    check_weights(weight, borrowed_weight)
     weights = np.full((len(vectors), 1), float(weight))
     if borrowed and borrowed_weight is not None:
         weights[np.asarray(borrowed, dtype=np.int64)] = float(borrowed_weight)
     if not weights.any():
         return unit_rows(vectors).astype(np.float32)
     return np.hstack([np.sqrt(1.0 - weights) * unit_rows(vectors), np.sqrt(weights) * unit_rows(text)]).astype(np.float32)
+
+
+def check_weights(weight: float, borrowed_weight: float | None = None) -> None:
+    """Both text weights are shares of a cosine: ValueError, naming which, unless in [0, 1] (None: unset)."""
+    for name, w in (("text weight", weight), ("borrowed text weight", borrowed_weight)):
+        if w is not None and not 0.0 <= w <= 1.0:
+            raise ValueError(f"{name} must be in [0, 1], got {w}")
 
 
 def fill(

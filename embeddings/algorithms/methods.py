@@ -120,10 +120,8 @@ def _with_fallback(out: Embedding, data: BankData, p: dict[str, Any]) -> Embeddi
     """Borrow vectors for problems without concepts and blend in the text (see fallback.py)."""
     weight, k = float(p.get("text_weight", 0.0)), int(p.get("borrow_k", 0))
     borrowed_weight = float(p.get("borrowed_text_weight", weight))
-    for name, w in (("text_weight", weight), ("borrowed_text_weight", borrowed_weight)):
-        if not 0.0 <= w <= 1.0:
-            raise ValueError(f"{name} must be in [0, 1], got {w}")
-    source = p.get("fallback_text", "lsa")
+    fallback.check_weights(weight, borrowed_weight)  # here too: without texts join_text never runs
+    source = p.get("fallback_text", FALLBACK_DEFAULTS["fallback_text"])
     if source not in FALLBACK_TEXTS:
         raise ValueError(f"fallback_text must be one of {', '.join(FALLBACK_TEXTS)}, got {source!r}")
     text = data.text_vectors
@@ -163,7 +161,7 @@ def needs_sentence_vectors(method: str, params: dict[str, Any] | None = None) ->
         return method == "minilm"
     p = {**METHODS[method].defaults, **(params or {})}
     uses_text = float(p.get("text_weight", 0.0)) > 0 or int(p.get("borrow_k", 0)) > 0
-    return uses_text and p.get("fallback_text", "lsa") == "minilm"
+    return uses_text and p.get("fallback_text") == "minilm"
 
 
 def _concept_embedding_of(method: str, data: BankData, p: dict[str, Any], on_progress: Progress | None) -> Embedding:

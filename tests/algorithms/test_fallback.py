@@ -184,3 +184,8 @@ def test_which_methods_read_the_sentence_vectors() -> None:
     assert not needs_sentence_vectors("prob2vec", {"fallback_text": "lsa"})
     assert not needs_sentence_vectors("prob2vec", {"fallback_text": "minilm", "text_weight": 0.0, "borrow_k": 0})
     assert not needs_sentence_vectors("no-such-method")
+
+
+def test_embed_refuses_a_text_weight_outside_0_1_even_without_texts() -> None:
+    with pytest.raises(ValueError, match=r"borrowed text weight must be in \[0, 1\], got 1.5"):
+        embed("onehot", BankData(concept_sets=[[0], []], n_concepts=1), {"borrowed_text_weight": 1.5})

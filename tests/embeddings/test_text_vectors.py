@@ -101,9 +101,7 @@ def test_an_unknown_fallback_text_fails_the_run_with_the_choices(bank: dict[str,
 def test_a_run_cancelled_while_encoding_stops_and_keeps_the_batches_it_finished(
     bank: dict[str, Any], encoded: list[int], monkeypatch: Any
 ) -> None:
-    from embeddings import services
-
-    monkeypatch.setattr(services, "TEXT_VECTOR_BATCH", 2)
+    monkeypatch.setattr(text_algorithms, "MINILM_BATCH", 2)
     counting = text_algorithms.minilm_embeddings
 
     def cancel_during_first_batch(texts: Any, *args: Any, **kwargs: Any) -> np.ndarray:
