@@ -11,7 +11,7 @@ from django.core.management import CommandError, call_command
 from django.urls import reverse
 
 from embeddings.models import ActiveEmbedding, EmbeddingRun
-from embeddings.selectors import active_run, run_arrays
+from embeddings.selectors import active_run, run_arrays, run_concept_vectors
 from embeddings.services import (
     embedding_publish,
     embedding_run_cancel,
@@ -45,8 +45,9 @@ def rebuild(method: str = "prob2vec", source: str = "labels") -> EmbeddingRun:
 
 def test_a_rebuild_stores_vectors_reports_problems_without_concepts_and_becomes_active(bank: dict[str, Any]) -> None:
     run = rebuild()
-    # 10 skip-gram dimensions, then the text's (a tenth of each cosine, see fallback.py).
-    assert run.status == "done" and run.dim > 10 and run.problems == 9 and run.notes["text_weight"] == 0.1
+    # 5 skip-grams of 10 dimensions side by side, then the text's (a tenth of each cosine, see fallback.py).
+    assert run.status == "done" and run.dim == 5 * 10 + 384 and run.problems == 9 and run.notes["text_weight"] == 0.1
+    assert run.notes["ensemble"] == 5 and run_concept_vectors(run).shape == (len(run.concept_slugs), 50)
     # "No concepts" has no labels: it borrows a vector from the problems its sentence vector is nearest.
     assert run.notes["fallback_text"] == "minilm" and run.notes["text_vectors"]["encoded"] == 9
     assert run.missing == [] and run.notes["without_concepts"] == 1 and run.notes["borrowed"] == 1
