@@ -38,8 +38,8 @@ What it measures
     --fallback-text chooses the text vectors of the concept methods' fallback (default: the shipped
     default, MiniLM); --compare-fallback-text runs every concept method and source with both and
     makes the choice between them leaving one triplet set out (README, "No problem without a
-    vector"); --seeds N adds Prob2Vec and the blend over seeds 0..N-1, mean and SD, since one seed's
-    figure moves by a triplet or two with any change to the bank.
+    vector"); --seeds N adds Prob2Vec and the blend over N draws (non-overlapping seeds), mean and SD,
+    since one draw's figure moves by a triplet or two with any change to the bank.
 
 How to run (from the project folder; pure code, no database)
     .venv/bin/python benchmarks/devset_table1.py [--methods prob2vec,onehot,blend,minilm] [--cv] [--test-splits | --genre-dev]
@@ -177,14 +177,17 @@ def scores(vectors: np.ndarray, triplets: dict[str, np.ndarray]) -> dict[str, di
 
 
 def seed_spread(bank: Bank, sets: dict[str, list[list[int]]], methods: list[str], text: np.ndarray, seeds: int) -> dict:
-    """Accuracy of each seeded concept method (Prob2Vec, blend) over seeds 0..seeds-1: mean and SD per
-    source and triplet set. A single seed's figure moves by a triplet or two with any change to the bank."""
+    """Accuracy of each seeded concept method (Prob2Vec, blend) over draws 0..seeds-1: mean and SD per
+    source and triplet set. Draw r trains on seeds r*K .. r*K+K-1 (K the method's ``ensemble``), so no
+    two draws share a skip-gram. A single network's figure moves by a triplet or two with any change to
+    the bank; that is what the ensemble damps."""
     out: dict[str, dict] = {}
     for method in [m for m in methods if "seed" in METHODS[m].defaults and METHODS[m].kind == "concepts"]:
         for source in SOURCES:
             acc = {b: [] for b in bank.triplets}
             for seed in range(seeds):
-                vectors = embed(method, BankData(sets[source], len(bank.slugs), texts=bank.texts, text_vectors=text), {"seed": seed}).vectors
+                first = seed * int(METHODS[method].defaults.get("ensemble", 1))
+                vectors = embed(method, BankData(sets[source], len(bank.slugs), texts=bank.texts, text_vectors=text), {"seed": first}).vectors
                 for b, t in bank.triplets.items():
                     acc[b].append(float(triplet_correct(vectors, t).mean()))
             out.setdefault(method, {})[source] = {b: {"mean": float(np.mean(a)), "sd": float(np.std(a)), "runs": a} for b, a in acc.items()}
@@ -212,26 +215,28 @@ GRID = {
     "l2": [0.3, 1.0, 3.0],
     "epochs": [100, 250, 500],
     "text_weight": [0.0, 0.05, 0.1, 0.2, 0.3],
+    "ensemble": [1, 5],
 }
 BLEND_WEIGHTS = [0.25, 0.5, 0.75]
 
 
 def cross_validate(bank: Bank, sets: list[list[int]], text: np.ndarray, seeds: int = 1) -> dict:
     """Leave one book out over the dev triplets (labels source): choose on two books, measure on the third.
-    With ``seeds`` > 1 every setting is scored over seeds 0..seeds-1 (its mean accuracy), so that the
-    choice is not one lucky draw of the skip-gram's initial weights."""
+    With ``seeds`` > 1 every setting is scored over draws 0..seeds-1 (its mean accuracy; draw r of an
+    ensemble of K trains seeds r*K .. r*K+K-1), so that the choice is not one lucky draw of the
+    skip-gram's initial weights. A setting is (dim, l2, epochs, blend weight or None, text weight, ensemble)."""
     dev = [b for b in BOOK_ORDER if b != "demo"]
     correct: dict[tuple, dict[str, np.ndarray]] = {}
     overlap = embed("onehot", BankData(sets, len(bank.slugs)), {"text_weight": 0.0, "borrow_k": 0})
-    for dim, l2, epochs in itertools.product(GRID["dim"], GRID["l2"], GRID["epochs"]):
+    for dim, l2, epochs, members in itertools.product(GRID["dim"], GRID["l2"], GRID["epochs"], GRID["ensemble"]):
         for seed in range(max(1, seeds)):
-            params = {"dim": dim, "l2": l2, "epochs": epochs, "seed": seed, "text_weight": 0.0, "borrow_k": 0}
+            params = {"dim": dim, "l2": l2, "epochs": epochs, "seed": seed * members, "ensemble": members, "text_weight": 0.0, "borrow_k": 0}
             base = embed("prob2vec", BankData(sets, len(bank.slugs)), params)
             for weight in [None, *BLEND_WEIGHTS]:  # None: Prob2Vec itself; else the blend with concept overlap
                 concept = base.vectors if weight is None else np.hstack([np.sqrt(weight) * unit_rows(overlap.vectors), np.sqrt(1 - weight) * unit_rows(base.vectors)])
                 for tw in GRID["text_weight"]:
                     vectors = join_text(concept, text, tw)
-                    cell = correct.setdefault((dim, l2, epochs, weight, tw), {b: np.zeros(0, dtype=bool) for b in dev})
+                    cell = correct.setdefault((dim, l2, epochs, weight, tw, members), {b: np.zeros(0, dtype=bool) for b in dev})
                     for b in dev:  # every seed's judgements of the book's triplets, one after another
                         cell[b] = np.concatenate([cell[b], triplet_correct(vectors, bank.triplets[b])])
 
@@ -240,7 +245,7 @@ def cross_validate(bank: Bank, sets: list[list[int]], text: np.ndarray, seeds: i
 
     def default(blend: bool) -> tuple:
         d = METHODS["blend" if blend else "prob2vec"].defaults
-        return (d["dim"], d["l2"], d["epochs"], d["weight"] if blend else None, d["text_weight"])
+        return (d["dim"], d["l2"], d["epochs"], d["weight"] if blend else None, d["text_weight"], d["ensemble"])
 
     def best(books: list[str], blend: bool) -> tuple:
         # Highest accuracy; among equals, the setting closest to the shipped defaults (a change must earn it).
@@ -254,8 +259,10 @@ def cross_validate(bank: Bank, sets: list[list[int]], text: np.ndarray, seeds: i
         for held in dev:
             chosen = best([b for b in dev if b != held], blend)
             rows[held] = {"chosen": chosen, "held_out_accuracy": accuracy(chosen, [held])}
+        single = (*default(blend)[:5], 1)  # the shipped settings with the paper's single network
         rows["all"] = {"chosen": best(dev, blend), "accuracy": accuracy(best(dev, blend), dev),
-                       "default": default(blend), "default_accuracy": accuracy(default(blend), dev)}
+                       "default": default(blend), "default_accuracy": accuracy(default(blend), dev),
+                       "single_network_accuracy": accuracy(single, dev) if single in correct else None}
         report[name] = rows
     return report
 
@@ -332,7 +339,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--fallback-text", choices=("lsa", "minilm"), default=METHODS["prob2vec"].defaults["fallback_text"],
                         help="the text vectors of the concept methods' fallback (default: the shipped default)")
     parser.add_argument("--seeds", type=int, default=0, metavar="N",
-                        help="also: Prob2Vec and blend over seeds 0..N-1 (mean and SD of the accuracy); with --cv, every setting is scored over those seeds")
+                        help="also: Prob2Vec and blend over N draws (mean and SD of the accuracy); with --cv, every setting is scored over N draws")
     parser.add_argument("--compare-fallback-text", action="store_true",
                         help="also: every concept method and source with the LSA and with the MiniLM fallback text, and which one to ship")
     extra = parser.add_mutually_exclusive_group()
@@ -384,14 +391,15 @@ def main(argv: list[str] | None = None) -> int:
                 cells.append(f"{pct(r['accuracy'])} [{pct(r['low'])}-{pct(r['high'])}]" if r else "")
             print(f"  {method:24} " + " ".join(f"{c:>18}" for c in cells))
     if cv:
-        over = f", each setting over seeds 0-{args.seeds - 1}" if args.seeds > 1 else ", seed 0"
-        print(f"\ncross-validation over the dev triplets, labels source{over}: (dim, l2, epochs, blend weight, text weight)")
+        over = f", each setting over {args.seeds} draws" if args.seeds > 1 else ", one draw"
+        print(f"\ncross-validation over the dev triplets, labels source{over}: (dim, l2, epochs, blend weight, text weight, ensemble)")
         for name in ("prob2vec", "blend"):
             rows = cv[name]
             for held in BOOK_ORDER[:3]:
                 print(f"  {name:9} held out {held:10}: chosen on the other two {rows[held]['chosen']}, held-out accuracy {pct(rows[held]['held_out_accuracy'])}%")
             print(f"  {name:9} all three books: best {rows['all']['chosen']}, accuracy {pct(rows['all']['accuracy'])}%; "
-                  f"the shipped defaults {rows['all']['default']}: {pct(rows['all']['default_accuracy'])}%")
+                  f"the shipped defaults {rows['all']['default']}: {pct(rows['all']['default_accuracy'])}%"
+                  + (f" (one network: {pct(rows['all']['single_network_accuracy'])}%)" if rows["all"]["single_network_accuracy"] is not None else ""))
         rows = cv["borrowed"]
         print("\nborrowed_text_weight, unseen source, Prob2Vec (leave one triplet set out; plain = the text weight, no change):")
         for held in [k for k in rows if k != "all"]:
@@ -401,7 +409,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  all sets: best {a['chosen']} ({pct(a['accuracy'])}%); shipped {a['default']} ({pct(a['default_accuracy'])}%); "
               f"plain ({pct(a['plain_accuracy'])}%)")
     if spread:
-        print(f"\nover seeds 0-{args.seeds - 1}: mean accuracy % (SD)")
+        print(f"\nover {args.seeds} draws: mean accuracy % (SD)")
         for book in order:
             print(f"  {book:14} " + "  ".join(f"{m}/{s} {pct(spread[m][s][book]['mean'])} ({pct(spread[m][s][book]['sd'])})"
                                             for m in spread for s in SOURCES))

@@ -345,3 +345,29 @@ def test_the_fallback_text_comparison_chooses_per_method_leaving_one_set_out() -
     choice = out["choice"]["onehot"]
     assert all(choice[b]["chosen"] == "minilm" and choice[b]["held_out_accuracy"] == 1.0 and choice[b]["lsa"] == 0.0 for b in out["sets"])
     assert choice["all"] == {"chosen": "minilm", "lsa": 0.0, "minilm": 1.0} and choice["held_out_mean"] == 1.0
+
+
+def test_the_defaults_cross_validation_scores_the_ensemble_as_a_setting(monkeypatch: Any) -> None:
+    """devset_table1 --cv: every setting names its ensemble size, the shipped defaults are scored with
+    theirs (Prob2Vec 5 networks, the blend 1), and the shipped Prob2Vec is also scored as one network."""
+    import numpy as np
+
+    from benchmarks import devset_table1
+
+    monkeypatch.setattr(devset_table1, "GRID", {"dim": [10], "l2": [1.0, 3.0], "epochs": [250, 500], "text_weight": [0.1], "ensemble": [1, 5]})
+    monkeypatch.setattr(devset_table1, "BLEND_WEIGHTS", [0.25])
+    bank = devset_table1.Bank(slugs=[f"c{k}" for k in range(6)])
+    sets = []
+    for b in ["openstax", "openintro", "gs", "demo"]:  # per book: anchor and positive share two concepts, the negative one
+        rows = [len(bank.texts) + k for k in range(3)]
+        bank.texts += [f"{b} anchor", f"{b} twin", f"{b} other"]
+        bank.books += [b] * 3
+        sets += [[0, 1, 2], [0, 1, 3], [2, 4, 5]]
+        bank.triplets[b] = np.array([rows])
+    report = devset_table1.cross_validate(bank, sets, np.eye(len(sets)), seeds=2)
+    for name, members in (("prob2vec", 5), ("blend", 1)):
+        rows = report[name]
+        assert all(len(rows[held]["chosen"]) == 6 and rows[held]["chosen"][-1] in (1, 5) for held in ("openstax", "openintro", "gs"))
+        assert rows["all"]["default"][-1] == members
+        assert 0.0 <= rows["all"]["single_network_accuracy"] <= 1.0
+    assert report["blend"]["all"]["single_network_accuracy"] == report["blend"]["all"]["default_accuracy"]
