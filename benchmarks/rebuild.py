@@ -8,6 +8,8 @@ What it measures
        ("cold": first torch kernels of the process), then the best and the median of the others.
        Memory: the process RSS before the rebuild, the peak RSS (ru_maxrss) after it, and the peak
        of numpy/Python allocations during one rebuild (tracemalloc, in a separate untimed run).
+       Then the shipped rebuild, the site's own `embed("prob2vec")` with its defaults: an ensemble
+       of skip-grams (README, "Prob2Vec: an ensemble of draws"); the 1M target is judged on it.
     2. gensim (if installed and not --skip-gensim): `Word2Vec(sg=1, vector_size=10, window = the
        largest set size, shrink_windows=False, min_count=1, sample=0, negative=5, hs=0, epochs=1,
        workers=2)` on the same concept lists as string tokens. gensim has no full softmax (hs=0
@@ -68,6 +70,7 @@ from embeddings.algorithms.cooccurrence import (  # noqa: E402  (pure: no Django
     concept_frequencies,
     cooccurrence_counts,
 )
+from embeddings.algorithms.methods import METHODS, BankData, embed  # noqa: E402
 from embeddings.algorithms.metrics import nearest_concepts, triplet_accuracy  # noqa: E402
 from embeddings.algorithms.problems import onehot_vectors, problem_vectors  # noqa: E402
 from embeddings.algorithms.skipgram import SkipGram, count_loss, pair_sgd_fit  # noqa: E402
@@ -267,10 +270,28 @@ def bench_sizes(args) -> list[dict]:
                       f"ratio {ep_s / best['total']:.1f}x")
             row.update(g_equal_epochs=ep, g_equal_s=ep_s, g_equal_loss=ep_loss)
             del tokens, g_model
+        row["shipped"] = shipped_rebuild(sets, args)
+        print(f"shipped rebuild (embed('prob2vec'), an ensemble of {row['shipped']['ensemble']} skip-grams, no texts): "
+              f"best {row['shipped']['best']:.3f} s, median {row['shipped']['median']:.3f} s of {args.repeat}")
         print(f"      peak RSS after this size: {maxrss_mb():.0f} MiB")
         results.append(row)
         del sets, E, counts
     return results
+
+
+def shipped_rebuild(sets, args) -> dict:
+    """The site's own call, ``embed("prob2vec")`` with its defaults (the ensemble of skip-grams
+    included), from the concept lists to problem vectors; no texts, so no fallback. The timings
+    above are one network's, which is what the gensim comparison is about."""
+    members = int(METHODS["prob2vec"].defaults.get("ensemble", 1))
+    params = {"text_weight": 0.0, "borrow_k": 0, **({} if args.epochs is None else {"epochs": args.epochs})}
+    times = []
+    for _ in range(max(1, args.repeat)):
+        t = time.perf_counter()
+        embed("prob2vec", BankData(as_concept_sets(sets, N_CONCEPTS), N_CONCEPTS), params)
+        times.append(time.perf_counter() - t)
+    warm = times[1:] or times
+    return {"ensemble": members, "best": min(warm), "median": statistics.median(warm), "cold": times[0]}
 
 
 # --------------------------------------------------------------------------------------------
@@ -384,9 +405,11 @@ def main() -> None:
     big = [r for r in results if r["n"] >= 1_000_000]
     if big:
         r = big[-1]
-        ok = "MET" if r["best"]["total"] < 2.0 else "NOT MET"
-        print(f"target 1M rebuild < 2 s: {ok} (best {r['best']['total']:.3f} s, median {r['median']:.3f} s, "
-              f"cold {r['cold']:.3f} s)")
+        sh = r["shipped"]
+        ok = "MET" if sh["best"] < 2.0 else "NOT MET"
+        print(f"target 1M rebuild < 2 s: {ok} (the shipped ensemble of {sh['ensemble']}: best {sh['best']:.3f} s, median "
+              f"{sh['median']:.3f} s, cold {sh['cold']:.3f} s; one network: best {r['best']['total']:.3f} s, median "
+              f"{r['median']:.3f} s, cold {r['cold']:.3f} s)")
         if "g_s" in r:
             reached = r["g_equal_loss"] <= r["loss"]
             ratio = r["g_equal_s"] / r["best"]["total"]
