@@ -312,13 +312,14 @@ def _text_sha256(text: str) -> str:
 
 
 def text_vectors_cached(
-    *, ids: list[int], texts: list[str], on_progress: Callable[[float], None] | None = None
+    *, ids: list[int], texts: list[str], on_progress: Callable[[int, int], None] | None = None
 ) -> tuple[np.ndarray, int]:
     """The problems' all-MiniLM-L6-v2 vectors, rows in the order of `ids`, encoding only the texts that
     have no vector yet or changed since theirs was made (the rest come from `TextVector`).
 
-    `on_progress(fraction)` is called after each batch; it may raise to stop (the batches already
-    written stay: each row is a complete vector of the text it names). Returns (vectors, encoded now).
+    `on_progress(encoded, to_encode)` is called after each batch with the texts encoded so far and the
+    number this call has to encode; it may raise to stop (the batches already written stay: each row
+    is a complete vector of the text it names). Returns (vectors, encoded now).
     """
     from embeddings.algorithms.text import MINILM_BATCH, MINILM_DIM, minilm_embeddings
     from embeddings.models import TextVector
@@ -348,7 +349,7 @@ def text_vectors_cached(
         except IntegrityError:  # a problem was deleted meanwhile: this run still uses the vectors, the cache skips the batch
             logger.warning("text vectors: a problem of this batch no longer exists; the batch is not cached")
         if on_progress:
-            on_progress(min(1.0, done * MINILM_BATCH / len(todo)))
+            on_progress(min(len(todo), done * MINILM_BATCH), len(todo))
     return vectors, len(todo)
 
 
@@ -383,9 +384,15 @@ def embedding_run_execute(*, run_id: int, redelivered: bool = False) -> None:
         encoded = None
         if needs_sentence_vectors(run.method, run.params):
             started = time.monotonic()
-            # Between batches the run only checks that it was not cancelled (the bar is for training).
+            # After each batch the run says how far the encoding is (the bar is for training), which is
+            # also where a cancelled run stops.
+            def on_encoded(done: int, total: int) -> None:
+                noted = {"encoding": {"encoded": done, "of": total}}
+                if not EmbeddingRun.objects.filter(id=run_id, status=JobStatus.RUNNING).update(notes=noted):
+                    raise _Cancelled()
+
             try:
-                data.sentence_vectors, encoded = text_vectors_cached(ids=ids, texts=data.texts, on_progress=lambda fraction: on_progress(0.0, None))
+                data.sentence_vectors, encoded = text_vectors_cached(ids=ids, texts=data.texts, on_progress=on_encoded)
             except RuntimeError as exc:  # the sentence model cannot load: say how to run without it
                 if METHODS[run.method].kind == "concepts":
                     raise RuntimeError(f"{exc}; or set EMBEDDING_FALLBACK_TEXT=lsa to use the LSA of the bank's text instead") from exc

