@@ -168,8 +168,9 @@ def _prob2vec(data: BankData, p: dict[str, Any], on_progress: Progress | None) -
     """The paper's skip-gram, trained ``ensemble`` times (seeds ``seed``, ``seed + 1``, ...).
 
     One skip-gram's vectors are one draw of its initial weights: on the dev books a single draw moves
-    triplet accuracy by a triplet or two and reshuffles about one in six top-5 neighbour lists when 2%
-    more problems arrive (README, "Prob2Vec: an ensemble of draws"). The concept vectors are therefore
+    triplet accuracy by a triplet or two, and when 2% more problems arrive about one entry in eight of
+    the other problems' top-5 similar lists changes (one in twelve with five networks; README,
+    "Prob2Vec: an ensemble of draws"). The concept vectors are therefore
     the members' vectors side by side, each member scaled to unit mean norm so that every draw counts
     alike; a problem's vector is still the 1/f-weighted mean of its concept vectors, so the per-concept
     "why" of a similarity stays exact. ``ensemble = 1`` is the paper's single network. The run's loss
