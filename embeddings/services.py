@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 import numpy as np
+from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.db.models import Count, Max, Q
@@ -386,13 +387,23 @@ def embedding_run_execute(*, run_id: int, redelivered: bool = False) -> None:
             started = time.monotonic()
             # After each batch the run says how far the encoding is (the bar is for training), which is
             # also where a cancelled run stops.
+            encoding = {"encoded": 0, "of": 0}
+
             def on_encoded(done: int, total: int) -> None:
-                noted = {"encoding": {"encoded": done, "of": total}}
-                if not EmbeddingRun.objects.filter(id=run_id, status=JobStatus.RUNNING).update(notes=noted):
+                encoding.update(encoded=done, of=total)
+                if not EmbeddingRun.objects.filter(id=run_id, status=JobStatus.RUNNING).update(notes={"encoding": encoding}):
                     raise _Cancelled()
 
             try:
                 data.sentence_vectors, encoded = text_vectors_cached(ids=ids, texts=data.texts, on_progress=on_encoded)
+            except SoftTimeLimitExceeded:
+                # A large bank's first encoding can outlast a task (about 30 problems/s per CPU worker).
+                done = f"{encoding['encoded']} of {encoding['of']} texts were encoded and stay cached" if encoding["of"] else "no batch was finished"
+                raise RuntimeError(
+                    f"The worker's time limit (CELERY_TASK_SOFT_TIME_LIMIT = {settings.CELERY_TASK_SOFT_TIME_LIMIT} s) stopped this "
+                    f"run while it encoded the problem texts for the sentence model: {done}. Rebuild again to go on from there, "
+                    "or first run `python manage.py encode_text_vectors`, which has no time limit."
+                ) from None
             except RuntimeError as exc:  # the sentence model cannot load: say how to run without it
                 if METHODS[run.method].kind == "concepts":
                     raise RuntimeError(f"{exc}; or set EMBEDDING_FALLBACK_TEXT=lsa to use the LSA of the bank's text instead") from exc

@@ -194,3 +194,27 @@ def test_the_run_page_says_how_far_the_encoding_is_while_it_runs(
     assert "Encoding the problem texts for the sentence model first: 2 of 4 done." in seen[1]
     page = client.get(reverse("embeddings:lab-run", args=[run.pk])).content.decode()
     assert 'id="run-encoding"' not in page and "encoding" not in run.notes  # a finished run keeps its own notes
+
+
+def test_a_run_stopped_by_the_time_limit_while_encoding_says_what_it_kept_and_how_to_go_on(
+    bank: dict[str, Any], encoded: list[int], monkeypatch: Any
+) -> None:
+    from celery.exceptions import SoftTimeLimitExceeded
+
+    monkeypatch.setattr(text_algorithms, "MINILM_BATCH", 2)
+    counting = text_algorithms.minilm_embeddings
+
+    def out_of_time_on_the_second_batch(texts: Any, *args: Any, **kwargs: Any) -> np.ndarray:
+        if encoded:
+            raise SoftTimeLimitExceeded()
+        return counting(texts, *args, **kwargs)
+
+    monkeypatch.setattr(text_algorithms, "minilm_embeddings", out_of_time_on_the_second_batch)
+    run = rebuild(params=MINILM_FALLBACK)
+    assert run.status == "failed" and bytes(run.vectors) == b""
+    assert "time limit (CELERY_TASK_SOFT_TIME_LIMIT = " in run.error and "2 of 4 texts were encoded and stay cached" in run.error
+    assert "manage.py encode_text_vectors" in run.error
+    assert TextVector.objects.count() == 2  # the finished batch is kept: the next rebuild encodes only the rest
+    monkeypatch.setattr(text_algorithms, "minilm_embeddings", counting)
+    again = rebuild(params=MINILM_FALLBACK)
+    assert again.status == "done" and again.notes["text_vectors"]["encoded"] == 2 and again.notes["text_vectors"]["cached"] == 2
