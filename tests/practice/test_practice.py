@@ -88,6 +88,21 @@ def test_a_problem_deleted_while_the_bank_is_remembered_is_never_offered(setting
 
 
 @pytest.mark.django_db
+def test_the_practice_bank_holds_the_active_runs_unit_vectors_in_float32(course: dict[str, Any]) -> None:
+    import numpy as np
+
+    from embeddings.selectors import active_run, run_arrays
+    from practice.selectors import practice_bank
+
+    bank = practice_bank()
+    ids, stored = run_arrays(active_run())
+    assert bank.bank.vectors.dtype == np.float32  # half the memory of float64, per worker process
+    rows = [bank.row[int(pid)] for pid in ids]
+    norms = np.linalg.norm(stored, axis=1, keepdims=True)
+    assert np.allclose(bank.bank.vectors[rows], stored / np.where(norms > 0, norms, 1), atol=1e-6)
+
+
+@pytest.mark.django_db
 def test_similar_and_skip_never_alternate_between_two_problems(client: Any, sam: Any, course: dict[str, Any]) -> None:
     client.force_login(sam)
     shown = [offered(client)[0]]
