@@ -138,6 +138,9 @@ def problem_import(request: HttpRequest) -> HttpResponse:
                 author=request.user,
             )
             context["report"] = report
+            from embeddings.services import text_vectors_hint
+
+            context["text_vectors_hint"] = text_vectors_hint()
         except ImportRejected as exc:
             context["errors"] = exc.errors
             context["filename"] = upload.name

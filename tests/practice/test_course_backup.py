@@ -200,6 +200,17 @@ def small_backup(course: dict[str, Any], alice: Any, tmp_path: Path) -> Path:
     return path
 
 
+def test_a_restored_course_says_its_texts_wait_for_the_sentence_model(small_backup: Path, monkeypatch: Any) -> None:
+    import embeddings.services
+
+    monkeypatch.setattr(embeddings.services, "TEXT_VECTOR_HINT_AT", 1)  # the backup holds a handful of problems
+    out, err = io.StringIO(), io.StringIO()
+    call_command("import_course", str(small_backup), "--replace", stdout=out, stderr=err)
+    count = Problem.objects.count()
+    assert out.getvalue().startswith("Imported the course from ")
+    assert f"{count} problems have no cached sentence vector yet" in err.getvalue()  # backups leave the cache out
+
+
 def test_import_into_a_course_is_refused_and_changes_nothing(small_backup: Path) -> None:
     before = table_counts()
     with pytest.raises(CommandError, match=r"already holds a course \(.*problems.Problem.*--replace"):

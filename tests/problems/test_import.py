@@ -106,6 +106,34 @@ def test_a_10_mb_file_imports_whole(db: Any, tmp_path: Path) -> None:
     assert "23000 unchanged" in run_import(path)
 
 
+def test_a_large_import_says_how_to_encode_its_texts_ahead_of_the_next_rebuild(db: Any, tmp_path: Path, settings: Any) -> None:
+    from embeddings.models import TextVector
+    from embeddings.services import TEXT_VECTOR_HINT_AT, TEXT_VECTOR_MODEL
+
+    small = write_jsonl(tmp_path / "small" / "p.jsonl", [{"id": str(i), "text": f"Problem {i}"} for i in range(5)])
+    out, err = io.StringIO(), io.StringIO()
+    call_command("import_problems", str(small), stdout=out, stderr=err)
+    assert err.getvalue() == ""  # a few texts: the next rebuild encodes them in seconds
+    rows = [{"id": str(i), "text": f"Problem {i}: roll {i} dice."} for i in range(TEXT_VECTOR_HINT_AT)]
+    big = write_jsonl(tmp_path / "big" / "p.jsonl", rows)
+    out, err = io.StringIO(), io.StringIO()
+    call_command("import_problems", str(big), stdout=out, stderr=err)
+    assert out.getvalue().count("\n") == 1 and f"{TEXT_VECTOR_HINT_AT} created" in out.getvalue()  # stdout: the summary alone
+    missing = TEXT_VECTOR_HINT_AT + 5
+    assert f"{missing:,} problems have no cached sentence vector yet" in err.getvalue()
+    assert "manage.py encode_text_vectors" in err.getvalue()
+    some = Problem.objects.order_by("id")[:10]
+    TextVector.objects.bulk_create([TextVector(problem=p, model=TEXT_VECTOR_MODEL, text_sha256="x", vector=b"") for p in some])
+    err = io.StringIO()
+    call_command("import_problems", str(big), stdout=io.StringIO(), stderr=err)
+    assert err.getvalue() == ""  # 1,995 missing now: under the threshold
+    settings.EMBEDDING_FALLBACK_TEXT = "lsa"
+    TextVector.objects.all().delete()
+    err = io.StringIO()
+    call_command("import_problems", str(big), stdout=io.StringIO(), stderr=err)
+    assert err.getvalue() == ""  # the LSA fallback encodes nothing
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize(
     "folder",

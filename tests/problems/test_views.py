@@ -157,6 +157,20 @@ def test_upload_page_imports_and_reports(client: Any, alice: Any, concept_factor
     assert p.collection == "week1" and p.released and p.author == alice
 
 
+def test_upload_page_says_when_many_texts_wait_for_the_sentence_model(client: Any, alice: Any, monkeypatch: Any, settings: Any) -> None:
+    import embeddings.services
+
+    monkeypatch.setattr(embeddings.services, "TEXT_VECTOR_HINT_AT", 2)
+    client.force_login(alice)
+    data = b'{"id": "u1", "text": "Roll two dice."}\n{"id": "u2", "text": "Toss a coin."}\n'
+    body = client.post(reverse("problems:import"), {"file": SimpleUploadedFile("w.jsonl", data)}).content.decode()
+    assert 'id="text-vectors-hint"' in body and "2 problems have no cached sentence vector yet" in body
+    assert "manage.py encode_text_vectors" in body
+    settings.EMBEDDING_FALLBACK_TEXT = "lsa"  # the LSA needs no encoding: nothing to say
+    body = client.post(reverse("problems:import"), {"file": SimpleUploadedFile("w.jsonl", data)}).content.decode()
+    assert "2 unchanged" in body and 'id="text-vectors-hint"' not in body
+
+
 def test_upload_page_lists_bad_lines_and_imports_nothing(client: Any, alice: Any) -> None:
     client.force_login(alice)
     data = b'{"id": "u1", "text": "fine"}\n{"id": "u2"}\n\xff\xfe\n'

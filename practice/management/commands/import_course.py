@@ -53,3 +53,8 @@ class Command(BaseCommand):
         except BackupError as exc:
             raise CommandError(f"{name}: {exc}; nothing was imported") from None
         self.stdout.write(f"Imported the course from {name}: {summary.summary()}")
+        from embeddings.services import text_vectors_hint
+
+        hint = text_vectors_hint()  # backups leave the sentence-vector cache out
+        if hint:
+            self.stderr.write(hint)

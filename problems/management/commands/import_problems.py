@@ -37,3 +37,8 @@ class Command(BaseCommand):
         except ImportRejected as exc:
             refuse_bad_lines(self, path, exc.errors)
         self.stdout.write(report.summary())
+        from embeddings.services import text_vectors_hint
+
+        hint = text_vectors_hint()
+        if hint:  # on stderr: stdout keeps the one summary line that scripts read
+            self.stderr.write(hint)
