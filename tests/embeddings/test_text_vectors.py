@@ -181,10 +181,12 @@ def test_the_run_page_says_how_far_the_encoding_is_while_it_runs(
     counting = text_algorithms.minilm_embeddings
     client.force_login(alice)
     seen: list[str] = []
+    lab: list[str] = []  # the lab's list of runs says it too
 
     def look_at_the_page_first(texts: Any, *args: Any, **kwargs: Any) -> np.ndarray:
         run = EmbeddingRun.objects.get(status="running")
         seen.append(client.get(reverse("embeddings:lab-run", args=[run.pk])).content.decode())
+        lab.append(client.get(reverse("embeddings:lab")).content.decode())
         return counting(texts, *args, **kwargs)
 
     monkeypatch.setattr(text_algorithms, "minilm_embeddings", look_at_the_page_first)
@@ -192,6 +194,7 @@ def test_the_run_page_says_how_far_the_encoding_is_while_it_runs(
     assert run.status == "done" and encoded == [2, 2]
     assert 'id="run-encoding"' not in seen[0]  # nothing encoded yet
     assert "Encoding the problem texts for the sentence model first: 2 of 4 done." in seen[1]
+    assert "run-encoding" not in lab[0] and "encoding texts 2 of 4" in lab[1]
     page = client.get(reverse("embeddings:lab-run", args=[run.pk])).content.decode()
     assert 'id="run-encoding"' not in page and "encoding" not in run.notes  # a finished run keeps its own notes
 
