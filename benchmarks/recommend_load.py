@@ -129,7 +129,7 @@ def text_vectors_stand_in(seed: int = 0) -> None:
 
     from embeddings.algorithms.text import MINILM_DIM
     from embeddings.models import TextVector
-    from embeddings.services import TEXT_VECTOR_MODEL, _text_sha256
+    from embeddings.services import TEXT_VECTOR_MODEL, text_sha256
     from problems.models import Problem
 
     rng = np.random.default_rng(seed)
@@ -141,7 +141,7 @@ def text_vectors_stand_in(seed: int = 0) -> None:
         v = rng.normal(size=(len(chunk), MINILM_DIM)).astype(np.float32)
         v /= np.linalg.norm(v, axis=1, keepdims=True)
         TextVector.objects.bulk_create(
-            [TextVector(problem_id=pid, model=TEXT_VECTOR_MODEL, text_sha256=_text_sha256(text), vector=v[i].tobytes()) for i, (pid, text) in enumerate(chunk)]
+            [TextVector(problem_id=pid, model=TEXT_VECTOR_MODEL, text_sha256=text_sha256(text), vector=v[i].tobytes()) for i, (pid, text) in enumerate(chunk)]
         )
     print(f"  sentence-model cache filled with {len(rows)} random unit vectors (a stand-in for encoding) in {time.perf_counter() - t:.1f} s")
 

@@ -308,7 +308,8 @@ def bank_data(*, source: str, extraction_run_id: int | None = None, with_selecte
 TEXT_VECTOR_MODEL = "all-MiniLM-L6-v2"
 
 
-def _text_sha256(text: str) -> str:
+def text_sha256(text: str) -> str:
+    """The key a cached text vector is kept under: the SHA-256 of the text it was computed from."""
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
@@ -325,7 +326,7 @@ def text_vectors_cached(
     from embeddings.algorithms.text import MINILM_BATCH, MINILM_DIM, minilm_embeddings
     from embeddings.models import TextVector
 
-    shas = [_text_sha256(t) for t in texts]
+    shas = [text_sha256(t) for t in texts]
     want = dict(zip(ids, shas))
     vectors = np.zeros((len(ids), MINILM_DIM), dtype=np.float32)
     row = {pid: i for i, pid in enumerate(ids)}

@@ -39,6 +39,19 @@ def encoded(monkeypatch: Any) -> list[int]:
     return calls
 
 
+def before_each_batch_of_two(monkeypatch: Any, before: Any) -> None:
+    """Encode two texts a batch and call `before(texts)` ahead of each one. Wraps the `encoded`
+    fixture's counter, so a batch is counted only once `before` has returned without raising."""
+    monkeypatch.setattr(text_algorithms, "MINILM_BATCH", 2)
+    counting = text_algorithms.minilm_embeddings
+
+    def hooked(texts: Any, *args: Any, **kwargs: Any) -> np.ndarray:
+        before(texts)
+        return counting(texts, *args, **kwargs)
+
+    monkeypatch.setattr(text_algorithms, "minilm_embeddings", hooked)
+
+
 def rebuild(method: str = "onehot", params: dict[str, Any] | None = None) -> EmbeddingRun:
     run = embedding_run_start(method=method, source="labels", params=params)
     embedding_run_execute(run_id=run.id)
@@ -100,14 +113,10 @@ def test_an_unknown_fallback_text_fails_the_run_with_the_choices(bank: dict[str,
 def test_a_run_cancelled_while_encoding_stops_and_keeps_the_batches_it_finished(
     bank: dict[str, Any], encoded: list[int], monkeypatch: Any
 ) -> None:
-    monkeypatch.setattr(text_algorithms, "MINILM_BATCH", 2)
-    counting = text_algorithms.minilm_embeddings
-
-    def cancel_during_first_batch(texts: Any, *args: Any, **kwargs: Any) -> np.ndarray:
+    def cancel(texts: Any) -> None:  # the report after this batch finds the run cancelled
         EmbeddingRun.objects.filter(status="running").update(status="cancelled")
-        return counting(texts, *args, **kwargs)  # the report after this batch finds the run cancelled
 
-    monkeypatch.setattr(text_algorithms, "minilm_embeddings", cancel_during_first_batch)
+    before_each_batch_of_two(monkeypatch, cancel)
     run = rebuild(params=MINILM_FALLBACK)
     assert run.status == "cancelled" and bytes(run.vectors) == b""
     assert encoded == [2] and TextVector.objects.count() == 2  # the finished batch stays cached, nothing more ran
@@ -177,19 +186,16 @@ def test_the_run_page_says_how_far_the_encoding_is_while_it_runs(
 ) -> None:
     from django.urls import reverse
 
-    monkeypatch.setattr(text_algorithms, "MINILM_BATCH", 2)
-    counting = text_algorithms.minilm_embeddings
     client.force_login(alice)
     seen: list[str] = []
     lab: list[str] = []  # the lab's list of runs says it too
 
-    def look_at_the_page_first(texts: Any, *args: Any, **kwargs: Any) -> np.ndarray:
+    def look_at_the_pages(texts: Any) -> None:
         run = EmbeddingRun.objects.get(status="running")
         seen.append(client.get(reverse("embeddings:lab-run", args=[run.pk])).content.decode())
         lab.append(client.get(reverse("embeddings:lab")).content.decode())
-        return counting(texts, *args, **kwargs)
 
-    monkeypatch.setattr(text_algorithms, "minilm_embeddings", look_at_the_page_first)
+    before_each_batch_of_two(monkeypatch, look_at_the_pages)
     run = rebuild(params=MINILM_FALLBACK)
     assert run.status == "done" and encoded == [2, 2]
     assert 'id="run-encoding"' not in seen[0]  # nothing encoded yet
@@ -204,15 +210,13 @@ def test_a_run_stopped_by_the_time_limit_while_encoding_says_what_it_kept_and_ho
 ) -> None:
     from celery.exceptions import SoftTimeLimitExceeded
 
-    monkeypatch.setattr(text_algorithms, "MINILM_BATCH", 2)
     counting = text_algorithms.minilm_embeddings
 
-    def out_of_time_on_the_second_batch(texts: Any, *args: Any, **kwargs: Any) -> np.ndarray:
+    def out_of_time_on_the_second_batch(texts: Any) -> None:
         if encoded:
             raise SoftTimeLimitExceeded()
-        return counting(texts, *args, **kwargs)
 
-    monkeypatch.setattr(text_algorithms, "minilm_embeddings", out_of_time_on_the_second_batch)
+    before_each_batch_of_two(monkeypatch, out_of_time_on_the_second_batch)
     run = rebuild(params=MINILM_FALLBACK)
     assert run.status == "failed" and bytes(run.vectors) == b""
     assert "time limit (CELERY_TASK_SOFT_TIME_LIMIT = " in run.error and "2 of 4 texts were encoded and stay cached" in run.error
