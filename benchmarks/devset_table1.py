@@ -15,7 +15,10 @@ What it measures
     Every concept method (embeddings.algorithms.methods, the app's own code and defaults, fallback
     included) is trained on the whole bank and judged on each book's expert triplets (all three
     problems from one chapter) and on the demo's; text methods need no concepts. Each accuracy comes
-    with a 95% percentile bootstrap interval over the book's triplets.
+    with a 95% percentile bootstrap interval over the book's triplets. Then, for Prob2Vec on labels
+    and rules, why its triplets fail: each triplet's kind by what its concept sets alone say (a tie
+    that only the text can order; plain overlap agreeing, even or disagreeing with the expert), and
+    how many of each kind it gets right (``anatomy``).
 
     --cv runs the protocol that chose the defaults (README, "Choosing the defaults"): for each
     held-out book, a grid over Prob2Vec's dim, l2 and epochs, the blend weight and the text weight is
@@ -194,6 +197,37 @@ def seed_spread(bank: Bank, sets: dict[str, list[list[int]]], methods: list[str]
     return out
 
 
+ANATOMY = ("tie", "overlap_agrees", "overlap_even", "overlap_disagrees")
+
+
+def anatomy(sets: list[list[int]], triplets: np.ndarray, correct: np.ndarray) -> dict[str, dict[str, int]]:
+    """What the concept sets alone say about each triplet (A closer to B than to C), and how many of
+    each kind a method got right: a ceiling that no concept method can pass without the text.
+
+    - tie: B and C have the same concept set, so every concept method gives them the same cosine
+      with A and only the text (the fallback's share) can order them;
+    - overlap_agrees / overlap_disagrees: A shares more / less of its concepts with B than with C
+      (Jaccard), so plain overlap gets the triplet right / wrong; an embedding can only disagree with
+      overlap through its learned concept similarities;
+    - overlap_even: equal Jaccard with different sets.
+    """
+    out = {kind: {"triplets": 0, "correct": 0} for kind in ANATOMY}
+
+    def jaccard(x: set[int], y: set[int]) -> float:
+        return len(x & y) / len(x | y) if x | y else 0.0
+
+    for (a, b, c), right in zip(np.asarray(triplets).reshape(-1, 3), np.asarray(correct)):
+        concepts_a, concepts_b, concepts_c = set(sets[a]), set(sets[b]), set(sets[c])
+        if concepts_b == concepts_c:
+            kind = "tie"
+        else:
+            ab, ac = jaccard(concepts_a, concepts_b), jaccard(concepts_a, concepts_c)
+            kind = "overlap_agrees" if ab > ac else "overlap_disagrees" if ab < ac else "overlap_even"
+        out[kind]["triplets"] += 1
+        out[kind]["correct"] += int(bool(right))
+    return out
+
+
 def table1(bank: Bank, sets: dict[str, list[list[int]]], methods: list[str], text: np.ndarray) -> dict:
     results: dict[str, dict[str, dict]] = {}
     for method in methods:
@@ -206,7 +240,10 @@ def table1(bank: Bank, sets: dict[str, list[list[int]]], methods: list[str], tex
             continue
         for source in SOURCES:
             out = embed(method, BankData(sets[source], len(bank.slugs), texts=bank.texts, text_vectors=text))
-            results.setdefault(method, {})[source] = scores(out.vectors, bank.triplets)
+            scored = scores(out.vectors, bank.triplets)
+            for book, t in bank.triplets.items():
+                scored[book]["anatomy"] = anatomy(sets[source], t, triplet_correct(out.vectors, t))
+            results.setdefault(method, {})[source] = scored
     return results
 
 
@@ -390,6 +427,15 @@ def main(argv: list[str] | None = None) -> int:
                 r = results.get(method, {}).get(source, {}).get(book)
                 cells.append(f"{pct(r['accuracy'])} [{pct(r['low'])}-{pct(r['high'])}]" if r else "")
             print(f"  {method:24} " + " ".join(f"{c:>18}" for c in cells))
+    if "prob2vec" in results:
+        print("\nwhy Prob2Vec's triplets fail: each kind of triplet (what the concept sets alone say), right / all;"
+              "\n  tie = B and C have the same concepts (only the text can order them), overlap agrees / disagrees ="
+              "\n  A shares more / fewer of its concepts with B than with C, even = as many")
+        for book in order:
+            for source in ("labels", "rules"):
+                kinds = results["prob2vec"][source][book]["anatomy"]
+                print(f"  {book:14} {source:7} " + "  ".join(
+                    f"{kind.replace('_', ' ')} {kinds[kind]['correct']}/{kinds[kind]['triplets']}" for kind in ANATOMY))
     if cv:
         over = f", each setting over {args.seeds} draws" if args.seeds > 1 else ", one draw"
         print(f"\ncross-validation over the dev triplets, labels source{over}: (dim, l2, epochs, blend weight, text weight, ensemble)")

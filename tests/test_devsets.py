@@ -371,3 +371,36 @@ def test_the_defaults_cross_validation_scores_the_ensemble_as_a_setting(monkeypa
         assert rows["all"]["default"][-1] == members
         assert 0.0 <= rows["all"]["single_network_accuracy"] <= 1.0
     assert report["blend"]["all"]["single_network_accuracy"] == report["blend"]["all"]["default_accuracy"]
+
+
+def test_the_triplet_anatomy_sorts_triplets_by_what_the_concepts_alone_say() -> None:
+    """devset_table1's "why the triplets fail": a tie (B and C with the same concepts) is decided by the
+    text alone; otherwise plain overlap (Jaccard) agrees, disagrees or is even; each kind counts the
+    triplets the method got right, here with concept overlap's real cosines and no text."""
+    import numpy as np
+
+    from benchmarks.devset_table1 import ANATOMY, anatomy
+    from embeddings.algorithms.methods import BankData, embed
+    from embeddings.algorithms.metrics import triplet_correct
+
+    sets = [[0], [0], [0], [0, 1], [2], [0, 1, 2], [1], [0, 2]]
+    triplets = np.array([
+        [0, 1, 2],  # B and C both {0}: a tie, which overlap cannot order (counted wrong)
+        [0, 3, 4],  # {0} vs {0,1} 1/2 and {2} 0: overlap agrees and gets it right
+        [0, 4, 3],  # the same, reversed: overlap disagrees and gets it wrong
+        [5, 6, 7],  # {1} 1/3 vs {0,2} 2/3: disagrees
+        [3, 6, 0],  # {1} 1/2 vs {0} 1/2, different sets: even; overlap's 1/f weights favour the rarer 1
+    ])
+    vectors = embed("onehot", BankData(sets, 3), {"text_weight": 0.0}).vectors
+    correct = triplet_correct(vectors, triplets)
+    assert correct.tolist() == [False, True, False, False, True]
+    kinds = anatomy(sets, triplets, correct)
+    assert list(kinds) == list(ANATOMY)
+    assert kinds == {
+        "tie": {"triplets": 1, "correct": 0},
+        "overlap_agrees": {"triplets": 1, "correct": 1},
+        "overlap_even": {"triplets": 1, "correct": 1},
+        "overlap_disagrees": {"triplets": 2, "correct": 0},
+    }
+    # Every triplet is counted once.
+    assert sum(k["triplets"] for k in kinds.values()) == len(triplets)
