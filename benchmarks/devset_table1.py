@@ -71,7 +71,7 @@ sys.path.insert(0, str(ROOT))
 from benchmarks import devsets  # noqa: E402
 from concepts import extraction, learned  # noqa: E402  (pure)
 from embeddings.algorithms.methods import METHODS, BankData, embed  # noqa: E402  (pure)
-from embeddings.algorithms.fallback import fill, join_text, unit_rows  # noqa: E402
+from embeddings.algorithms.fallback import fill, join_text, recall_by_collection, text_weights_from_recall, unit_rows  # noqa: E402
 from embeddings.algorithms.metrics import bootstrap_interval, triplet_correct  # noqa: E402
 from embeddings.algorithms.text import lsa_vectors  # noqa: E402
 from problems.demo_course import DEMO_DIR, bank_files, demo_rules, read_jsonl, read_tsv  # noqa: E402
@@ -157,6 +157,20 @@ def source_sets(bank: Bank) -> tuple[dict[str, list[list[int]]], dict[str, objec
     return {"labels": bank.sets(bank.labels), "rules": rule_sets, "hybrid": hybrid, "unseen": unseen}, info
 
 
+def concept_recall(bank: Bank, concept_sets: list[list[int]]) -> np.ndarray:
+    """Per problem, the source's recall on the labelled problems of its book, as the app measures it per
+    collection for a rules or hybrid run (embeddings.services.concept_recall_by_collection)."""
+    labels = bank.sets(bank.labels)
+    truth = {i: set(labels[i]) for i, lab in enumerate(bank.labels) if lab}
+    return recall_by_collection(bank.books, concept_sets, truth)[0]
+
+
+def bank_data(bank: Bank, sets: dict[str, list[list[int]]], source: str, text: np.ndarray) -> BankData:
+    """The pure BankData the app would build for one source: the labels source has no recall to measure."""
+    recall = None if source == "labels" else concept_recall(bank, sets[source])
+    return BankData(sets[source], len(bank.slugs), texts=bank.texts, text_vectors=text, concept_recall=recall)
+
+
 def minilm_vectors(texts: list[str]) -> np.ndarray:
     from embeddings.algorithms.text import minilm_embeddings
 
@@ -190,7 +204,7 @@ def seed_spread(bank: Bank, sets: dict[str, list[list[int]]], methods: list[str]
             acc = {b: [] for b in bank.triplets}
             for seed in range(seeds):
                 first = seed * int(METHODS[method].defaults.get("ensemble", 1))
-                vectors = embed(method, BankData(sets[source], len(bank.slugs), texts=bank.texts, text_vectors=text), {"seed": first}).vectors
+                vectors = embed(method, bank_data(bank, sets, source, text), {"seed": first}).vectors
                 for b, t in bank.triplets.items():
                     acc[b].append(float(triplet_correct(vectors, t).mean()))
             out.setdefault(method, {})[source] = {b: {"mean": float(np.mean(a)), "sd": float(np.std(a)), "runs": a} for b, a in acc.items()}
@@ -239,7 +253,7 @@ def table1(bank: Bank, sets: dict[str, list[list[int]]], methods: list[str], tex
             results[method] = {"text": scores(vectors, bank.triplets)}
             continue
         for source in SOURCES:
-            out = embed(method, BankData(sets[source], len(bank.slugs), texts=bank.texts, text_vectors=text))
+            out = embed(method, bank_data(bank, sets, source, text))
             scored = scores(out.vectors, bank.triplets)
             for book, t in bank.triplets.items():
                 scored[book]["anatomy"] = anatomy(sets[source], t, triplet_correct(out.vectors, t))
@@ -315,9 +329,12 @@ def cross_validate_borrowed(bank: Bank, sets: list[list[int]], text: np.ndarray)
     held_sets = [b for b in (*BOOK_ORDER[:3], *devsets.GENRE_DEV.values()) if b in bank.triplets]
     d = METHODS["prob2vec"].defaults
     base = embed("prob2vec", BankData(sets, len(bank.slugs)), {"text_weight": 0.0, "borrow_k": 0})  # trained once
+    recall = concept_recall(bank, sets)
     correct = {}
     for wb in BORROWED_WEIGHTS:
-        vectors = fill(base.vectors, base.missing, text, d["borrow_k"], d["text_weight"], wb)[0]  # as embed() does
+        # As embed() does: the borrowed weight is also the cap of the weight that follows the recall.
+        rows = text_weights_from_recall(recall, d["text_weight"], wb) if d["text_weight_from_recall"] else None
+        vectors = fill(base.vectors, base.missing, text, d["borrow_k"], d["text_weight"], wb, rows)[0]
         correct[wb] = {b: triplet_correct(vectors, bank.triplets[b]) for b in held_sets}
 
     def accuracy(wb: float, books: list[str]) -> float:

@@ -196,7 +196,8 @@ def _state_fingerprint(method: str, source: str, params: dict[str, Any]) -> tupl
         source_state: Any = None  # text methods read no concepts
     elif source == ConceptSource.RULES:
         extraction = ExtractionRun.objects.filter(status="done", source="rules").order_by("-id").first()
-        source_state = extraction.pk if extraction else None
+        # The labels too: the rules' recall on them sets how much of each cosine the text decides.
+        source_state = [extraction.pk if extraction else None, GroundTruthLabel.objects.aggregate(n=Count("id"), top=Max("id"))]
     elif source == ConceptSource.HYBRID:
         # The hybrid extraction for the latest rules run and the current labels, if one was started.
         from concepts.services import _hybrid_fingerprint
@@ -268,8 +269,11 @@ def _hybrid_ready(run_id: int) -> None:
         raise EmbeddingInputError(f"the hybrid extraction #{run.pk} did not finish: {run.error or run.get_status_display()}")
 
 
-def bank_data(*, source: str, extraction_run_id: int | None = None, with_selected_words: bool = False) -> tuple[list[int], list[str], Any]:
-    """Problem ids, concept slugs and the pure BankData for one concept source."""
+def bank_data(
+    *, source: str, extraction_run_id: int | None = None, with_selected_words: bool = False
+) -> tuple[list[int], list[str], Any, dict[str, dict[str, Any]]]:
+    """Problem ids, concept slugs, the pure BankData for one concept source, and (rules and hybrid
+    sources) the source's recall per collection on its labelled problems (`concept_recall_by_collection`)."""
     from concepts.models import Concept, ExtractedConcept, GroundTruthLabel
     from embeddings.algorithms.methods import BankData
 
@@ -296,13 +300,33 @@ def bank_data(*, source: str, extraction_run_id: int | None = None, with_selecte
     texts = list(Problem.objects.order_by("id").values_list("text", flat=True))
     from concepts.selectors import selected_words
 
+    recall, by_collection = None, {}
+    if source in (ConceptSource.RULES, ConceptSource.HYBRID):
+        recall, by_collection = concept_recall_by_collection(ids=ids, concept_sets=sets, index=index)
     return ids, slugs, BankData(
         concept_sets=sets,
         n_concepts=len(slugs),
         texts=texts,
         glove_path=os.getenv("GLOVE_PATH") or None,
         selected_words=selected_words() if with_selected_words else None,
-    )
+        concept_recall=recall,
+    ), by_collection
+
+
+def concept_recall_by_collection(*, ids: list[int], concept_sets: list[list[int]], index: dict[str, int]) -> tuple[np.ndarray, dict[str, dict[str, Any]]]:
+    """The concept source's recall on the ground-truth labels, per collection of the bank
+    (`fallback.recall_by_collection`). A hybrid source's learned concepts on labelled problems are out
+    of fold, so its recall is honest too."""
+    from concepts.models import GroundTruthLabel
+    from embeddings.algorithms.fallback import recall_by_collection
+
+    row = {pid: i for i, pid in enumerate(ids)}
+    truth: dict[int, set[int]] = {}
+    for pid, slug in GroundTruthLabel.objects.values_list("problem_id", "concept__slug"):
+        if pid in row and slug in index:
+            truth.setdefault(row[pid], set()).add(index[slug])
+    collection_of = dict(Problem.objects.values_list("id", "collection"))
+    return recall_by_collection([collection_of[pid] for pid in ids], concept_sets, truth)
 
 
 TEXT_VECTOR_MODEL = "all-MiniLM-L6-v2"
@@ -403,7 +427,7 @@ def embedding_run_execute(*, run_id: int, redelivered: bool = False) -> None:
 
     try:
         started = time.monotonic()
-        ids, slugs, data = bank_data(
+        ids, slugs, data, recall_by_collection = bank_data(
             source=run.source, extraction_run_id=run.extraction_run_id, with_selected_words=METHODS[run.method].kind == "text"
         )
         timings["load_ms"] = (time.monotonic() - started) * 1000
@@ -445,6 +469,15 @@ def embedding_run_execute(*, run_id: int, redelivered: bool = False) -> None:
     vectors = np.ascontiguousarray(result.vectors, dtype=np.float32)
     if encoded is not None:
         result.notes["text_vectors"] = {"model": TEXT_VECTOR_MODEL, "encoded": encoded, "cached": len(ids) - encoded}
+    if "text_weight_raised" in result.notes and recall_by_collection:
+        # Per collection: how much of the labels the source finds there, and the text weight that gives.
+        from embeddings.algorithms.fallback import text_weights_from_recall
+
+        base, cap = result.notes["text_weight"], result.notes["borrowed_text_weight"]
+        for entry in recall_by_collection.values():
+            if entry["recall"] is not None:
+                entry["text_weight"] = round(float(text_weights_from_recall(np.array([entry["recall"]]), base, cap)[0]), 4)
+        result.notes["concept_recall"] = recall_by_collection
     if result.concept_vectors is not None:
         from embeddings.algorithms.cooccurrence import concept_frequencies
 

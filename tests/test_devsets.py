@@ -404,3 +404,28 @@ def test_the_triplet_anatomy_sorts_triplets_by_what_the_concepts_alone_say() -> 
     }
     # Every triplet is counted once.
     assert sum(k["triplets"] for k in kinds.values()) == len(triplets)
+
+
+def test_devset_table1_measures_each_books_recall_as_the_app_does_per_collection() -> None:
+    """benchmarks/devset_table1.bank_data: the labels source carries no recall; rules, hybrid and unseen
+    carry each book's recall on its labelled problems (NaN under the app's minimum of labelled problems),
+    which embed() turns into each row's text weight."""
+    import numpy as np
+
+    from benchmarks.devset_table1 import Bank, bank_data
+    from embeddings.algorithms.fallback import RECALL_MIN_LABELLED
+
+    n = RECALL_MIN_LABELLED
+    bank = Bank(slugs=["a", "b"])
+    for book, found in (("tuned", [0, 1]), ("new", [0]), ("few", [0])):
+        count = n if book != "few" else n - 1
+        bank.texts += [f"{book} {i}" for i in range(count)]
+        bank.books += [book] * count
+        bank.labels += [["a", "b"]] * count
+    rules = [[0, 1] if b == "tuned" else [0] for b in bank.books]
+    sets = {"labels": bank.sets(bank.labels), "rules": rules}
+    text = np.eye(len(bank.texts))
+    assert bank_data(bank, sets, "labels", text).concept_recall is None
+    recall = bank_data(bank, sets, "rules", text).concept_recall
+    books = np.array(bank.books)
+    assert np.all(recall[books == "tuned"] == 1.0) and np.all(recall[books == "new"] == 0.5) and np.isnan(recall[books == "few"]).all()

@@ -21,13 +21,21 @@ counts as wrong. Two steps, both on unit rows, make every problem comparable:
        cos(i, j) = sqrt((1 - w_i)(1 - w_j)) * cos_concepts(i, j) + sqrt(w_i * w_j) * cos_text(i, j)
 
    (each row still of unit norm), which is the formula above wherever both rows have the same weight.
+
+3. **Concepts that miss lean on the text** (:func:`text_weights_from_recall`): where the concept
+   source is known to miss concepts, a problem's concept vector is a partial picture too. When the
+   caller knows, per problem, the *recall* of the concept source (the share of the expert-labelled
+   concepts it finds, measured on the labelled problems of the problem's collection), the row's
+   weight is ``1 - recall``, kept between ``w`` and ``w_b``: rules tuned on a book (recall 0.9 and
+   more) keep ``w``, rules that find half the concepts of a new book get about ``w_b``, like a
+   problem that borrowed. Problems whose recall is unknown keep ``w``.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["unit_rows", "borrow_missing", "join_text", "fill", "check_weights"]
+__all__ = ["unit_rows", "borrow_missing", "join_text", "fill", "check_weights", "text_weights_from_recall", "recall_by_collection", "RECALL_MIN_LABELLED"]
 
 
 def unit_rows(e: np.ndarray) -> np.ndarray:
@@ -78,20 +86,92 @@ def borrow_missing(vectors: np.ndarray, missing: list[int], text: np.ndarray, k:
     return out.astype(np.float32), still
 
 
-def join_text(vectors: np.ndarray, text: np.ndarray, weight: float, borrowed: list[int] | None = None, borrowed_weight: float | None = None) -> np.ndarray:
+# A collection needs this many labelled problems before its measured recall changes its text weight:
+# with ten problems (about 25 labelled concepts) the estimate is within about 0.1.
+RECALL_MIN_LABELLED = 10
+
+
+def recall_by_collection(
+    collections: list[str], concept_sets: list[list[int]], truth: dict[int, set[int]], min_labelled: int = RECALL_MIN_LABELLED
+) -> tuple[np.ndarray, dict[str, dict[str, float | int | None]]]:
+    """How much of the expert labels a concept source finds, per collection.
+
+    Parameters
+    ----------
+    collections : per problem, its collection (a book, a course)
+    concept_sets : per problem, the source's concepts
+    truth : row -> expert-labelled concepts, for the labelled problems
+
+    Returns
+    -------
+    recall : np.ndarray, shape (n,): labelled concepts found / labelled concepts over the labelled
+        problems of the row's collection; NaN where the collection has fewer than ``min_labelled``
+        labelled problems (nothing is known)
+    summary : per collection with labels, ``{"labelled": problems, "recall": recall or None}``
+    """
+    counts: dict[str, list[int]] = {}  # collection -> [labelled problems, labelled concepts, found]
+    for i, labels in truth.items():
+        if not labels:
+            continue
+        c = counts.setdefault(collections[i], [0, 0, 0])
+        c[0] += 1
+        c[1] += len(labels)
+        c[2] += len(set(labels) & set(concept_sets[i]))
+    summary: dict[str, dict[str, float | int | None]] = {
+        name: {"labelled": n, "recall": round(found / total, 4) if n >= min_labelled else None}
+        for name, (n, total, found) in sorted(counts.items())
+    }
+    known = {name: v["recall"] for name, v in summary.items() if v["recall"] is not None}
+    recall = np.array([known.get(name, np.nan) for name in collections], dtype=np.float64)
+    return recall, summary
+
+
+def text_weights_from_recall(recall: np.ndarray, weight: float, borrowed_weight: float | None = None) -> np.ndarray:
+    """Per row, the text's share of its cosines given the concept source's recall for that row:
+    ``1 - recall`` clipped to ``[weight, max(weight, borrowed_weight)]``; ``weight`` where the recall is
+    NaN (unknown). See step 3 of the module doc.
+
+    Returns
+    -------
+    np.ndarray, shape (n,), float64
+    """
+    check_weights(weight, borrowed_weight)
+    recall = np.asarray(recall, dtype=np.float64).reshape(-1)
+    if np.any((recall < 0) | (recall > 1)):
+        raise ValueError("a recall must be in [0, 1] (NaN: unknown)")
+    cap = max(float(weight), float(weight if borrowed_weight is None else borrowed_weight))
+    return np.where(np.isnan(recall), float(weight), np.clip(1.0 - np.nan_to_num(recall, nan=1.0), float(weight), cap))
+
+
+def join_text(
+    vectors: np.ndarray,
+    text: np.ndarray,
+    weight: float,
+    borrowed: list[int] | None = None,
+    borrowed_weight: float | None = None,
+    row_weights: np.ndarray | None = None,
+) -> np.ndarray:
     """``[sqrt(1 - w) * unit(vectors), sqrt(w) * unit(text)]``: cosine = (1 - w) cos_concepts + w cos_text.
 
-    The rows in ``borrowed`` (problems whose concept vector was borrowed) get ``borrowed_weight`` in
-    place of ``weight`` (None: the same weight). A row with a zero part keeps only the other part (its
-    cosine with others is then that part's, scaled), so a problem with neither concepts nor text is the
-    only one left without a vector.
+    ``row_weights`` (shape (n,), each in [0, 1]; from :func:`text_weights_from_recall`) gives each row
+    its own weight in place of ``weight``. The rows in ``borrowed`` (problems whose concept vector was
+    borrowed) get ``borrowed_weight`` in either case (None: no change). A row with a zero part keeps
+    only the other part (its cosine with others is then that part's, scaled), so a problem with
+    neither concepts nor text is the only one left without a vector.
 
     Returns
     -------
     np.ndarray, shape (n, d + t), float32
     """
     check_weights(weight, borrowed_weight)
-    weights = np.full((len(vectors), 1), float(weight))
+    if row_weights is None:
+        weights = np.full((len(vectors), 1), float(weight))
+    else:
+        weights = np.asarray(row_weights, dtype=np.float64).reshape(-1, 1).copy()
+        if weights.shape[0] != len(vectors):
+            raise ValueError(f"{weights.shape[0]} row weights for {len(vectors)} rows")
+        if np.any((weights < 0) | (weights > 1)):
+            raise ValueError("row text weights must be in [0, 1]")
     if borrowed and borrowed_weight is not None:
         weights[np.asarray(borrowed, dtype=np.int64)] = float(borrowed_weight)
     if not weights.any():
@@ -107,10 +187,17 @@ def check_weights(weight: float, borrowed_weight: float | None = None) -> None:
 
 
 def fill(
-    vectors: np.ndarray, missing: list[int], text: np.ndarray, k: int, weight: float, borrowed_weight: float | None = None
+    vectors: np.ndarray,
+    missing: list[int],
+    text: np.ndarray,
+    k: int,
+    weight: float,
+    borrowed_weight: float | None = None,
+    row_weights: np.ndarray | None = None,
 ) -> tuple[np.ndarray, list[int], list[int]]:
     """Both steps: the rows in ``missing`` borrow from their ``k`` text neighbours (none when k = 0), then
-    the text is blended in, the rows that borrowed at ``borrowed_weight``.
+    the text is blended in (at ``row_weights`` when given, else ``weight``), the rows that borrowed at
+    ``borrowed_weight``.
 
     Returns
     -------
@@ -120,4 +207,4 @@ def fill(
     if k > 0 and still:
         vectors, still = borrow_missing(vectors, still, text, k)
     borrowed = sorted(set(missing) - set(still))
-    return join_text(vectors, text, weight, borrowed, borrowed_weight), borrowed, still
+    return join_text(vectors, text, weight, borrowed, borrowed_weight, row_weights), borrowed, still

@@ -10,8 +10,11 @@ text), and ``text_weight`` of each cosine comes from the text, which breaks ties
 with the same concepts; a problem that borrowed takes ``borrowed_text_weight`` of its cosines from the
 text instead, since its concepts are a guess. The text vectors are ``fallback_text``: all-MiniLM-L6-v2
 sentence vectors (the default; the app hands over its per-problem cache as
-``BankData.sentence_vectors``) or an LSA of the bank's TF-IDF. ``text_weight = 0`` and
-``borrow_k = 0`` give the methods exactly as published.
+``BankData.sentence_vectors``) or an LSA of the bank's TF-IDF. Where the caller measured the concept
+source's recall on labelled problems (``BankData.concept_recall``) and ``text_weight_from_recall`` is
+on, a problem whose concepts are known to be incomplete takes ``1 - recall`` of its cosines from the
+text, between ``text_weight`` and ``borrowed_text_weight`` (fallback.py, step 3). ``text_weight = 0``
+and ``borrow_k = 0`` give the methods exactly as published.
 """
 
 from __future__ import annotations
@@ -26,14 +29,18 @@ from embeddings.algorithms import cooccurrence, fallback, problems, skipgram, sv
 Progress = Callable[[float, float | None], None]  # (fraction done, current loss)
 
 # Part of every run's fingerprint: bump it when an algorithm changes, so identical inputs stop reusing old runs.
-ALGORITHMS_VERSION = 8
+ALGORITHMS_VERSION = 9
 
 # Shared by every concept method: how problems without concepts borrow a vector, and how much of each
 # similarity the text decides. Chosen by cross-validation on the dev triplets (README, "Choosing the defaults").
 # ``fallback_text`` is which text vectors: "lsa" (an LSA of the bank's TF-IDF, ``text_dim`` wide, seconds)
 # or "minilm" (all-MiniLM-L6-v2 sentence vectors, which the app caches per problem text).
 FALLBACK_TEXTS = ("lsa", "minilm")
-FALLBACK_DEFAULTS: dict[str, Any] = {"text_weight": 0.1, "borrow_k": 5, "text_dim": 128, "borrowed_text_weight": 0.5, "fallback_text": "minilm"}
+# ``text_weight_from_recall``: a problem whose concept source is known to miss concepts (BankData.concept_recall)
+# takes more of its cosines from the text (fallback.py, step 3).
+FALLBACK_DEFAULTS: dict[str, Any] = {
+    "text_weight": 0.1, "borrow_k": 5, "text_dim": 128, "borrowed_text_weight": 0.5, "fallback_text": "minilm", "text_weight_from_recall": True,
+}
 
 
 @dataclass
@@ -47,6 +54,9 @@ class BankData:
     # all-MiniLM-L6-v2 vectors of `texts` (n_problems, 384), which the app caches per problem; the
     # minilm method and the "minilm" fallback text encode `texts` themselves when None.
     sentence_vectors: np.ndarray | None = None
+    # Per problem, the concept source's recall (the share of expert-labelled concepts it finds) on the
+    # labelled problems of the problem's collection; NaN where unknown. None: unknown everywhere.
+    concept_recall: np.ndarray | None = None
 
 
 @dataclass
@@ -129,9 +139,17 @@ def _with_fallback(out: Embedding, data: BankData, p: dict[str, Any]) -> Embeddi
         text = sentence_vectors(data) if source == "minilm" else _lsa(data, int(p.get("text_dim", 128)))
     if text is None:
         return out
-    vectors, borrowed, no_concepts = fallback.fill(out.vectors, out.missing, text, k, weight, borrowed_weight)
+    row_weights = None
+    if p.get("text_weight_from_recall") and data.concept_recall is not None:
+        if len(data.concept_recall) != len(out.vectors):
+            raise ValueError(f"{len(data.concept_recall)} recall values for {len(out.vectors)} problems")
+        row_weights = fallback.text_weights_from_recall(data.concept_recall, weight, borrowed_weight)
+    vectors, borrowed, no_concepts = fallback.fill(out.vectors, out.missing, text, k, weight, borrowed_weight, row_weights)
     notes = {**out.notes, "fallback_text": source if data.text_vectors is None else "given", "text_weight": weight, "borrowed_text_weight": borrowed_weight,
              "without_concepts": len(out.missing), "borrowed": len(borrowed)}
+    if row_weights is not None:
+        raised = np.setdiff1d(np.flatnonzero(row_weights > weight), borrowed)
+        notes["text_weight_raised"] = {"problems": int(len(raised)), "max": round(float(row_weights[raised].max()), 4) if len(raised) else weight}
     return Embedding(vectors, [i for i in no_concepts if not vectors[i].any()], out.concept_vectors, out.loss, notes)
 
 

@@ -189,3 +189,66 @@ def test_which_methods_read_the_sentence_vectors() -> None:
 def test_embed_refuses_a_text_weight_outside_0_1_even_without_texts() -> None:
     with pytest.raises(ValueError, match=r"borrowed text weight must be in \[0, 1\], got 1.5"):
         embed("onehot", BankData(concept_sets=[[0], []], n_concepts=1), {"borrowed_text_weight": 1.5})
+
+
+def test_the_text_weight_follows_the_concepts_recall_between_the_two_weights() -> None:
+    """1 - recall, never under the plain weight (tuned rules) nor over the borrowed one (rules that
+    find half the concepts lean on the text like a problem that borrowed); unknown recall: plain."""
+    recall = np.array([1.0, 0.95, 0.8, 0.6, 0.3, 0.0, np.nan])
+    assert np.allclose(fallback.text_weights_from_recall(recall, 0.1, 0.5), [0.1, 0.1, 0.2, 0.4, 0.5, 0.5, 0.1])
+    # A borrowed weight under the plain one leaves every row at the plain weight.
+    assert np.allclose(fallback.text_weights_from_recall(recall, 0.3, 0.2), 0.3)
+    with pytest.raises(ValueError, match="recall must be in"):
+        fallback.text_weights_from_recall(np.array([1.2]), 0.1, 0.5)
+    with pytest.raises(ValueError, match="text weight must be in"):
+        fallback.text_weights_from_recall(np.array([0.5]), 1.5, 0.5)
+
+
+def test_rows_with_their_own_text_weight_blend_exactly_and_borrowed_rows_keep_theirs() -> None:
+    rng = np.random.default_rng(9)
+    c, t = rng.normal(size=(5, 4)), rng.normal(size=(5, 3))
+    rows, borrowed = np.array([0.1, 0.4, 0.1, 0.25, 0.3]), [4]
+    joined = fallback.join_text(c, t, 0.1, borrowed, 0.6, rows).astype(np.float64)
+    weights = np.array([0.1, 0.4, 0.1, 0.25, 0.6])
+    cu, tu = fallback.unit_rows(c), fallback.unit_rows(t)
+    expected = np.sqrt(np.outer(1 - weights, 1 - weights)) * (cu @ cu.T) + np.sqrt(np.outer(weights, weights)) * (tu @ tu.T)
+    assert np.allclose(joined @ joined.T, expected, atol=1e-6)
+    assert np.allclose(np.linalg.norm(joined, axis=1), 1.0, atol=1e-6)
+    # Every row at the plain weight is the plain blend, bit for bit.
+    assert np.array_equal(fallback.join_text(c, t, 0.1, borrowed, 0.6, np.full(5, 0.1)), fallback.join_text(c, t, 0.1, borrowed, 0.6))
+    with pytest.raises(ValueError, match="4 row weights for 5 rows"):
+        fallback.join_text(c, t, 0.1, row_weights=np.full(4, 0.1))
+
+
+def test_problems_whose_concept_source_misses_lean_on_their_text() -> None:
+    """BankData.concept_recall: a collection whose rules found 40% of the labelled concepts takes 0.5 of
+    its cosines from the text (capped at the borrowed weight), one with recall 0.95 keeps 0.1; no recall
+    given, or text_weight_from_recall off, is the plain blend."""
+    sets = [[0], [0], [0, 1], [1], [1], [1]]
+    recall = np.array([0.95, 0.95, 0.95, 0.4, 0.4, np.nan])
+    params = {"fallback_text": "lsa"}
+    out = embed("onehot", BankData(concept_sets=sets, n_concepts=2, texts=TEXTS, concept_recall=recall), params)
+    plain = embed("onehot", BankData(concept_sets=sets, n_concepts=2, texts=TEXTS), params)
+    off = embed("onehot", BankData(concept_sets=sets, n_concepts=2, texts=TEXTS, concept_recall=recall), {**params, "text_weight_from_recall": False})
+    assert np.array_equal(off.vectors, plain.vectors)
+    assert out.notes["text_weight_raised"] == {"problems": 2, "max": 0.5}
+    assert "text_weight_raised" not in plain.notes
+    # The text part of each row has norm sqrt(w): 0.1 for rows 0-2 and 5, 0.5 for rows 3 and 4.
+    concept_dim = plain.concept_vectors.shape[1]
+    text_norms = np.linalg.norm(out.vectors[:, concept_dim:].astype(np.float64), axis=1)
+    assert np.allclose(text_norms ** 2, [0.1, 0.1, 0.1, 0.5, 0.5, 0.1], atol=1e-6)
+    assert np.array_equal(out.vectors[[0, 1, 2, 5]], plain.vectors[[0, 1, 2, 5]])
+    with pytest.raises(ValueError, match="5 recall values for 6 problems"):
+        embed("onehot", BankData(concept_sets=sets, n_concepts=2, texts=TEXTS, concept_recall=recall[:5]), params)
+
+
+def test_recall_is_measured_per_collection_on_its_labelled_problems_only() -> None:
+    collections = ["a", "a", "a", "b", "b", "c"]
+    sets = [[0, 1], [0], [], [1], [0, 1], [0]]
+    truth = {0: {0, 1}, 1: {0, 1}, 3: {0, 1}, 4: {0, 1}}  # row 2 and "c" are unlabelled
+    recall, summary = fallback.recall_by_collection(collections, sets, truth, min_labelled=2)
+    assert summary == {"a": {"labelled": 2, "recall": 0.75}, "b": {"labelled": 2, "recall": 0.75}}
+    assert np.allclose(recall[:5], 0.75) and np.isnan(recall[5])
+    # Under the minimum a collection's recall is not used: nothing is known.
+    recall, summary = fallback.recall_by_collection(collections, sets, truth, min_labelled=3)
+    assert summary["a"] == {"labelled": 2, "recall": None} and np.isnan(recall).all()

@@ -11,6 +11,7 @@ from django.core.management import CommandError, call_command
 from django.urls import reverse
 
 from embeddings.models import ActiveEmbedding, EmbeddingRun
+from problems.models import Problem
 from embeddings.selectors import active_run, run_arrays, run_concept_vectors
 from embeddings.services import (
     embedding_publish,
@@ -230,3 +231,51 @@ def test_a_rebuild_that_crashes_is_failed_with_the_message_not_left_running(bank
     assert run.status == "failed"
     assert "MemoryError: out of memory in the middle of training" in run.error
     assert run.finished_at is not None and active_run() is None
+
+
+def test_a_collection_whose_rules_miss_labelled_concepts_leans_on_the_text(
+    client: Any, problem_factory: Any, concept_factory: Any, hana: Any, alice: Any
+) -> None:
+    """The rules find every labelled concept of the "tuned" book and half of those of "new-book": a
+    rules run measures that recall per collection on the labelled problems, keeps the plain text weight
+    0.1 for the first and gives the second 0.5 (1 - recall, capped at the borrowed weight), and says so
+    in its notes. Labels are part of a rules run's inputs: a new label means a new run."""
+    from concepts.models import Concept, GroundTruthLabel
+    from concepts.services import rule_save
+
+    concept_factory("nchoosek")
+    concept_factory("permutations")
+    for book in ("tuned", "new-book"):
+        for i in range(10):
+            # Both books are labelled nchoosek + permutations; only the tuned book says "arrange".
+            words = "choose and arrange" if book == "tuned" else "choose and order"
+            problem_factory(f"{book} {i}: {words} {i} items", collection=book, labels=["nchoosek", "permutations"])
+    problem_factory("A problem with no labels: choose some", collection="unlabelled")
+    rule_save(concept=Concept.objects.get(slug="nchoosek"), pattern=r"\bchoose\b", user=hana)
+    rule_save(concept=Concept.objects.get(slug="permutations"), pattern=r"\barrange\b", user=hana)
+    call_command("extract_concepts", stdout=io.StringIO())
+    run = rebuild(source="rules")
+    assert run.status == "done"
+    assert run.notes["concept_recall"] == {
+        "new-book": {"labelled": 10, "recall": 0.5, "text_weight": 0.5},
+        "tuned": {"labelled": 10, "recall": 1.0, "text_weight": 0.1},
+    }
+    assert run.notes["text_weight_raised"] == {"problems": 10, "max": 0.5}
+    # The stored rows: the text part (after the 50 concept dimensions) carries 0.5 of the new book's
+    # cosines and 0.1 of the others'.
+    ids, vectors = run_arrays(run)
+    collection = dict(Problem.objects.values_list("id", "collection"))
+    shares = {collection[int(pid)]: round(float(np.linalg.norm(v[50:].astype(np.float64)) ** 2), 4) for pid, v in zip(ids, vectors)}
+    assert shares == {"tuned": 0.1, "new-book": 0.5, "unlabelled": 0.1}
+    # The run's page shows it per collection.
+    client.force_login(alice)
+    page = client.get(reverse("embeddings:lab-run", args=[run.pk])).content.decode()
+    table = page[page.index('id="concept-recall"'):page.index("</table>", page.index('id="concept-recall"'))]
+    assert "<td>new-book</td><td class=\"num\">10</td><td class=\"num\">50.0%</td><td class=\"num\">0.50</td>" in table
+    assert "<td>tuned</td><td class=\"num\">10</td><td class=\"num\">100.0%</td><td class=\"num\">0.10</td>" in table
+    # The labels source is always at the plain weight, and says nothing about recall.
+    labels_run = rebuild(source="labels")
+    assert "concept_recall" not in labels_run.notes and "text_weight_raised" not in labels_run.notes
+    # One more label changes the rules run's inputs.
+    GroundTruthLabel.objects.create(problem=Problem.objects.get(collection="unlabelled"), concept=Concept.objects.get(slug="nchoosek"))
+    assert embedding_run_start(method="prob2vec", source="rules").id != run.id
