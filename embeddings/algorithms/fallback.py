@@ -2,7 +2,8 @@
 
 Concept methods give a problem with no concepts (the rules found none, nobody labelled it) a zero
 vector, and then it can be compared with nothing: it is never recommended and every triplet it is in
-counts as wrong. Two steps, both on unit rows, make every problem comparable:
+counts as wrong. Two steps, both on unit rows, make every problem comparable, and a third decides how
+much the text counts where the concepts are known to be incomplete:
 
 1. **Borrowing** (:func:`borrow_missing`): a problem without concepts takes the similarity-weighted
    mean of the concept vectors of its ``k`` nearest problems *by text* that have concepts. Its
