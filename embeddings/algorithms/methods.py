@@ -140,7 +140,8 @@ def _with_fallback(out: Embedding, data: BankData, p: dict[str, Any]) -> Embeddi
     if text is None:
         return out
     row_weights = None
-    if p.get("text_weight_from_recall") and data.concept_recall is not None:
+    # text_weight = 0 is the method as published: no text share to raise.
+    if p.get("text_weight_from_recall") and data.concept_recall is not None and weight > 0:
         if len(data.concept_recall) != len(out.vectors):
             raise ValueError(f"{len(data.concept_recall)} recall values for {len(out.vectors)} problems")
         row_weights = fallback.text_weights_from_recall(data.concept_recall, weight, borrowed_weight)

@@ -238,6 +238,13 @@ def test_problems_whose_concept_source_misses_lean_on_their_text() -> None:
     text_norms = np.linalg.norm(out.vectors[:, concept_dim:].astype(np.float64), axis=1)
     assert np.allclose(text_norms ** 2, [0.1, 0.1, 0.1, 0.5, 0.5, 0.1], atol=1e-6)
     assert np.array_equal(out.vectors[[0, 1, 2, 5]], plain.vectors[[0, 1, 2, 5]])
+    # text_weight 0 and borrow_k 0 stay the method as published, whatever the recall.
+    published = {**params, "text_weight": 0.0, "borrow_k": 0}
+    given_text = np.eye(len(TEXTS))  # text vectors handed over, as the benchmarks do
+    assert np.array_equal(
+        embed("onehot", BankData(concept_sets=sets, n_concepts=2, texts=TEXTS, text_vectors=given_text, concept_recall=recall), published).vectors,
+        embed("onehot", BankData(concept_sets=sets, n_concepts=2, texts=TEXTS, text_vectors=given_text), published).vectors,
+    )
     with pytest.raises(ValueError, match="5 recall values for 6 problems"):
         embed("onehot", BankData(concept_sets=sets, n_concepts=2, texts=TEXTS, concept_recall=recall[:5]), params)
 
