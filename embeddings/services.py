@@ -277,9 +277,11 @@ def bank_data(
     from concepts.models import Concept, ExtractedConcept, GroundTruthLabel
     from embeddings.algorithms.methods import BankData
 
-    ids = list(Problem.objects.order_by("id").values_list("id", flat=True))
-    if not ids:
+    # Each problem's collection comes with its id: a rules or hybrid run measures its recall per collection.
+    ids_and_collections = list(Problem.objects.order_by("id").values_list("id", "collection"))
+    if not ids_and_collections:
         raise EmbeddingInputError("the bank has no problems")
+    ids = [pid for pid, _ in ids_and_collections]
     slugs = list(Concept.objects.order_by("slug").values_list("slug", flat=True))
     index = {slug: i for i, slug in enumerate(slugs)}
     row = {pid: i for i, pid in enumerate(ids)}
@@ -302,7 +304,8 @@ def bank_data(
 
     recall, by_collection = None, {}
     if source in (ConceptSource.RULES, ConceptSource.HYBRID):
-        recall, by_collection = concept_recall_by_collection(ids=ids, concept_sets=sets, index=index)
+        collections = [collection for _, collection in ids_and_collections]
+        recall, by_collection = concept_recall_by_collection(ids=ids, collections=collections, concept_sets=sets, index=index)
     return ids, slugs, BankData(
         concept_sets=sets,
         n_concepts=len(slugs),
@@ -313,7 +316,9 @@ def bank_data(
     ), by_collection
 
 
-def concept_recall_by_collection(*, ids: list[int], concept_sets: list[list[int]], index: dict[str, int]) -> tuple[np.ndarray, dict[str, dict[str, Any]]]:
+def concept_recall_by_collection(
+    *, ids: list[int], collections: list[str], concept_sets: list[list[int]], index: dict[str, int]
+) -> tuple[np.ndarray, dict[str, dict[str, Any]]]:
     """The concept source's recall on the ground-truth labels, per collection of the bank
     (`fallback.recall_by_collection`). A hybrid source's learned concepts on labelled problems are out
     of fold, so its recall is honest too."""
@@ -325,8 +330,7 @@ def concept_recall_by_collection(*, ids: list[int], concept_sets: list[list[int]
     for pid, slug in GroundTruthLabel.objects.values_list("problem_id", "concept__slug"):
         if pid in row and slug in index:
             truth.setdefault(row[pid], set()).add(index[slug])
-    collection_of = dict(Problem.objects.values_list("id", "collection"))
-    return recall_by_collection([collection_of[pid] for pid in ids], concept_sets, truth)
+    return recall_by_collection(collections, concept_sets, truth)
 
 
 TEXT_VECTOR_MODEL = "all-MiniLM-L6-v2"

@@ -141,7 +141,8 @@ def text_weights_from_recall(recall: np.ndarray, weight: float, borrowed_weight:
     if np.any((recall < 0) | (recall > 1)):
         raise ValueError("a recall must be in [0, 1] (NaN: unknown)")
     cap = max(float(weight), float(weight if borrowed_weight is None else borrowed_weight))
-    return np.where(np.isnan(recall), float(weight), np.clip(1.0 - np.nan_to_num(recall, nan=1.0), float(weight), cap))
+    # An unknown recall counts as complete: 1 - 1 = 0, clipped up to the plain weight.
+    return np.clip(1.0 - np.nan_to_num(recall, nan=1.0), float(weight), cap)
 
 
 def join_text(
