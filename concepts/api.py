@@ -16,6 +16,7 @@ from rest_framework.permissions import BasePermission
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from concepts import extraction
 from concepts.models import ConceptRule, ExtractionRun, ExtractorReport
 from concepts.selectors import concept_get, extraction_run_get, report_get, rule_preview, rule_suggestions, rule_versions
 from concepts.services import (
@@ -60,7 +61,7 @@ class RuleOutput(serializers.Serializer):
 
 
 class RuleInput(serializers.Serializer):
-    pattern = serializers.CharField(trim_whitespace=False, max_length=2000)
+    pattern = serializers.CharField(trim_whitespace=False, max_length=extraction.MAX_PATTERN_LENGTH)
     ignore_case = serializers.BooleanField(default=True)
     enabled = serializers.BooleanField(default=True)
     message = serializers.CharField(required=False, allow_blank=True, default="", max_length=300)
@@ -93,7 +94,7 @@ def _rule_conflict(exc: RuleConflict) -> Response:
 
 class PreviewInput(serializers.Serializer):
     concept = serializers.CharField()
-    pattern = serializers.CharField(trim_whitespace=False, max_length=2000)
+    pattern = serializers.CharField(trim_whitespace=False, max_length=extraction.MAX_PATTERN_LENGTH)
     ignore_case = serializers.BooleanField(default=True)
     modules = serializers.ListField(child=serializers.IntegerField(), required=False, default=list)
 
@@ -240,7 +241,7 @@ def rule_preview_api(request: Request) -> Response:
 
 class SuggestionsInput(serializers.Serializer):
     concept = serializers.CharField()
-    pattern = serializers.CharField(trim_whitespace=False, max_length=2000, allow_blank=True, default="",
+    pattern = serializers.CharField(trim_whitespace=False, max_length=extraction.MAX_PATTERN_LENGTH, allow_blank=True, default="",
                                     help_text="the pattern as typed; blank for a concept with no rule yet")
     ignore_case = serializers.BooleanField(default=True)
     modules = serializers.ListField(child=serializers.IntegerField(), required=False, default=list)

@@ -6,6 +6,7 @@ from typing import Any
 
 import pytest
 from django.core.management import CommandError, call_command
+from django.test import Client
 from django.urls import reverse
 
 from concepts.models import ConceptRule, ExtractedConcept, ExtractionRun, ExtractorReport
@@ -151,3 +152,23 @@ def test_report_pages_show_rates_and_drill_down(
     assert "Words" in listed and "Binom" not in listed
     listing = client.get(reverse("concepts:reports")).content.decode()
     assert 'id="report-chart"' in listing and "50.00%" in listing
+
+
+def test_the_editor_and_the_api_take_the_longest_starter_rule_and_refuse_one_character_more(nchoosek: Any, alice: Any) -> None:
+    from concepts.extraction import MAX_PATTERN_LENGTH
+    from problems.demo_course import demo_rules
+
+    longest = max(len(spec["pattern"]) for spec in demo_rules().values())
+    assert longest <= MAX_PATTERN_LENGTH  # the starter rules load and a TA can save them back
+    client = Client()
+    client.force_login(alice)
+    url = reverse("api-rule-detail", args=["nchoosek"])
+    fits = "|".join(["binom"] * ((MAX_PATTERN_LENGTH + 1) // 6))
+    fits += "|" + "x" * (MAX_PATTERN_LENGTH - len(fits) - 1)
+    assert len(fits) == MAX_PATTERN_LENGTH
+    assert client.put(url, {"pattern": fits}, content_type="application/json").status_code == 200
+    response = client.put(url, {"pattern": fits + "y"}, content_type="application/json")
+    assert response.status_code == 400 and "pattern" in response.json()
+    assert ConceptRule.objects.get(concept=nchoosek).pattern == fits  # the refused save changed nothing
+    page = client.post(reverse("concepts:rule-edit", args=["nchoosek"]), {"pattern": fits + "y", "ignore_case": "on", "enabled": "on"})
+    assert f"at most {MAX_PATTERN_LENGTH} characters" in page.content.decode().replace(",", "")
