@@ -22,12 +22,16 @@ What it measures
     ``--misses SLUG`` prints, per book, the labelled problems the rule misses and the ones it wrongly
     matches (a rule author's view; text comes from ../shared/data and is not stored).
     ``--shared DIR`` also reports coverage on every collection in DIR (most carry no labels).
+    ``--transfer`` measures what blind branches carry (``benchmarks/devsets/blind-pass/``, written
+    through ``benchmarks/rule_workbench.py`` by authors who each saw one dev set only): per author,
+    the rules it saw without and with its branches, on every labelled dev set. Its own set shows what
+    it fixed; the others, what rules carry to a book they were not written from.
     ``--learned`` adds the hybrid source's learned extractor (concepts/learned.py, scored out of fold)
     to each book's leave-one-book-out rules, on the dev bank (benchmarks/devset_table1.py): what it
     recovers where the rules were never tuned on the book.
 
 How to run (from the project folder)
-    .venv/bin/python benchmarks/rule_quality.py [--json] [--misses SLUG] [--shared ../shared/data] [--learned] [--no-test-splits]
+    .venv/bin/python benchmarks/rule_quality.py [--json] [--misses SLUG] [--shared ../shared/data] [--learned] [--transfer] [--no-test-splits]
 
 Plain Python: no Django, no database. The dev books are read from ../shared/data (or
 $PROB2VEC_SHARED_DATA); without them only the demo bank is measured, and the script says so.
@@ -47,7 +51,7 @@ sys.path.insert(0, str(ROOT))
 
 from benchmarks import devsets  # noqa: E402
 from concepts import extraction  # noqa: E402  (pure)
-from problems.demo_course import DEMO_DIR, bank_files, demo_rules  # noqa: E402  (pure)
+from problems.demo_course import DEMO_DIR, bank_files, demo_rule_branches, demo_rules  # noqa: E402  (pure)
 
 THEOREMQA = "theoremqa-probability-statistics"
 
@@ -131,6 +135,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--worst", type=int, default=8, help="worst concepts listed per book")
     parser.add_argument("--shared", type=Path, metavar="DIR", help="also report coverage on DIR/*/problems.jsonl")
     parser.add_argument("--learned", action="store_true", help="also: leave-one-book-out rules plus the learned extractor")
+    parser.add_argument("--transfer", action="store_true", help="also: what each blind author's branches carry to the other dev sets")
     parser.add_argument("--no-test-splits", action="store_true", help="leave the test splits out (while writing rules: never see them)")
     args = parser.parse_args(argv)
 
@@ -187,6 +192,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{name}: worst FP: {', '.join(worst(r['concepts'], 'fp', args.worst))}")
     if args.shared:
         run_shared(args.shared, compiled)
+    if args.transfer and not reason:
+        print_transfer(concepts, {name: (texts, truth) for name, (_, texts, truth, _) in books.items() if name != "demo"})
     if args.learned and not reason:
         print("\nleave one book out: the rules alone -> with the learned extractor (the book's labels out of fold)"
               " -> with one that never saw the book's labels:")
@@ -194,6 +201,16 @@ def main(argv: list[str] | None = None) -> int:
             print(f"  {name:10} FN {pct(alone.fn_rate)} -> {pct(with_learned.fn_rate)} -> {pct(blind.fn_rate)}, "
                   f"FP {pct(alone.fp_rate)} -> {pct(with_learned.fp_rate)} -> {pct(blind.fp_rate)}")
     return 0
+
+
+def print_transfer(concepts: list[str], sets: dict[str, tuple[list[str], list[set[str]]]]) -> None:
+    from benchmarks.rule_workbench import BLIND_PASS, blind_pass, transfer
+
+    print(f"\nblind pass ({BLIND_PASS.relative_to(ROOT)}): the rules each author saw, without -> with its branches, FN / FP; * its own set")
+    for origin, by_set in transfer(demo_rule_branches(), blind_pass(), sets, concepts).items():
+        cells = [f"{name}{'*' if name == origin else ''} {pct(a.fn_rate)} -> {pct(b.fn_rate)} / {pct(a.fp_rate)} -> {pct(b.fp_rate)}"
+                 for name, (a, b) in by_set.items()]
+        print(f"  {origin:13} " + " | ".join(cells))
 
 
 def lobo_with_learned(concepts: list[str]) -> dict[str, tuple[extraction.Evaluation, ...]]:
