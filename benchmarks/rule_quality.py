@@ -206,11 +206,16 @@ def main(argv: list[str] | None = None) -> int:
 def print_transfer(concepts: list[str], sets: dict[str, tuple[list[str], list[set[str]]]]) -> None:
     from benchmarks.rule_workbench import BLIND_PASS, blind_pass, transfer
 
-    print(f"\nblind pass ({BLIND_PASS.relative_to(ROOT)}): the rules each author saw, without -> with its branches, FN / FP; * its own set")
+    def total(ev: extraction.Evaluation, key: str) -> int:
+        return sum(getattr(s, key) for s in ev.concepts.values())
+
+    print(f"\nblind pass ({BLIND_PASS.relative_to(ROOT)}): the rules each author saw, without -> with its branches;"
+          " per set FN, FP, and the labelled concepts its branches add right / wrong; * its own set")
     for origin, by_set in transfer(demo_rule_branches(), blind_pass(), sets, concepts).items():
-        cells = [f"{name}{'*' if name == origin else ''} {pct(a.fn_rate)} -> {pct(b.fn_rate)} / {pct(a.fp_rate)} -> {pct(b.fp_rate)}"
-                 for name, (a, b) in by_set.items()]
-        print(f"  {origin:13} " + " | ".join(cells))
+        print(f"  {origin}")
+        for name, (a, b) in by_set.items():
+            print(f"    {name + ('*' if name == origin else ''):15} FN {pct(a.fn_rate)} -> {pct(b.fn_rate)}, FP {pct(a.fp_rate)} -> {pct(b.fp_rate)}, "
+                  f"+{total(b, 'tp') - total(a, 'tp')} right / +{total(b, 'fp') - total(a, 'fp')} wrong")
 
 
 def lobo_with_learned(concepts: list[str]) -> dict[str, tuple[extraction.Evaluation, ...]]:
