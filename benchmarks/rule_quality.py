@@ -3,7 +3,8 @@
 What it measures
     The rules of ``problems/demo_course/rules.json`` compiled by ``concepts.extraction`` against expert
     labels, problem by problem, as ``extractor_report`` does: per concept FP rate FP/(FP+TN) and FN rate
-    FN/(FN+TP), averaged over concepts (FN over the concepts with positives). Printed for
+    FN/(FN+TP), averaged over concepts (FN over the concepts with positives), with micro recall and
+    precision over all labelled concepts. Printed for
       - the demo bank (286 problems, written by the team: flattering);
       - each dev book (``benchmarks/devsets/``: OpenStax, OpenIntro, Grinstead & Snell, labelled by
         ``../shared/concepts/LABELLING.md``), with micro recall and the share of labelled problems the
@@ -88,6 +89,9 @@ def measure(texts: list[str], truth: list[set[str]], concepts: list[str], compil
         "fn_rate": ev.fn_rate,
         "fp_rate": ev.fp_rate,
         "micro_recall": tp / positives if positives else None,
+        # Of the concepts found on labelled problems, the share the labels hold (FP rates hide how
+        # many wrong concepts a problem gets, and a wrong shared concept is what misleads similarity).
+        "micro_precision": tp / found if (found := sum(len(p) for p in predicted)) else None,
         "no_concept": sum(1 for p in predicted if not p) / len(texts) if texts else None,
         "concepts": ev.as_dict()["concepts"],
         "_predicted": predicted,
@@ -179,14 +183,15 @@ def main(argv: list[str] | None = None) -> int:
     print(f"rules: {len(demo_rules())} of {len(concepts)} concepts")
     if reason:
         print(f"dev books skipped: {reason}")
-    print(f"\n{'set':13} {'problems':>8} {'FN':>8} {'FP':>7} {'recall':>8} {'no concept':>11} {'LOBO FN':>8} {'LOBO FP':>8} {'strict FN':>9} {'strict FP':>9}")
+    print(f"\n{'set':13} {'problems':>8} {'FN':>8} {'FP':>7} {'recall':>8} {'precision':>9} {'no concept':>11} {'LOBO FN':>8} {'LOBO FP':>8} {'LOBO prec.':>10} "
+          f"{'strict FN':>9} {'strict FP':>9}")
     for name, s in summary.items():
         if s.get("test_split") and not any(summary[n].get("test_split") for n in list(summary)[: list(summary).index(name)]):
             print("test splits, never tuned on (per-concept figures not printed, so that nobody tunes on them):")
         lo, st = s.get("leave_one_book_out", {}), s.get("leave_one_book_out_strict", {})
-        print(f"{name:13} {s['problems']:>8} {pct(s['fn_rate']):>8} {pct(s['fp_rate']):>7} {pct(s['micro_recall']):>8} "
+        print(f"{name:13} {s['problems']:>8} {pct(s['fn_rate']):>8} {pct(s['fp_rate']):>7} {pct(s['micro_recall']):>8} {pct(s['micro_precision']):>9} "
               f"{pct(s['no_concept']):>11} {pct(lo.get('fn_rate')) if lo else '':>8} {pct(lo.get('fp_rate')) if lo else '':>8} "
-              f"{pct(st.get('fn_rate')) if st else '':>9} {pct(st.get('fp_rate')) if st else '':>9}")
+              f"{pct(lo.get('micro_precision')) if lo else '':>10} {pct(st.get('fn_rate')) if st else '':>9} {pct(st.get('fp_rate')) if st else '':>9}")
     for name, (_, _, _, r) in books.items():
         print(f"\n{name}: worst FN: {', '.join(worst(r['concepts'], 'fn', args.worst))}")
         print(f"{name}: worst FP: {', '.join(worst(r['concepts'], 'fp', args.worst))}")

@@ -429,3 +429,16 @@ def test_devset_table1_measures_each_books_recall_as_the_app_does_per_collection
     recall = bank_data(bank, sets, "rules", text).concept_recall
     books = np.array(bank.books)
     assert np.all(recall[books == "tuned"] == 1.0) and np.all(recall[books == "new"] == 0.5) and np.isnan(recall[books == "few"]).all()
+
+
+def test_rule_quality_reports_micro_recall_and_precision_over_all_labelled_concepts() -> None:
+    from benchmarks.rule_quality import measure
+    from concepts import extraction
+
+    compiled = extraction.compile_rules([extraction.Rule("nchoosek", r"\bchoose\b"), extraction.Rule("p-value", r"\bp-values?\b")])
+    texts = ["Choose 2 of 5.", "Find the p-value; then choose.", "Nothing here."]
+    truth = [{"nchoosek"}, {"p-value"}, {"p-value"}]
+    result = measure(texts, truth, ["nchoosek", "p-value"], compiled)
+    # found: {nchoosek}, {p-value, nchoosek}, {}: 2 of the 3 found are right, 2 of the 3 labelled are found
+    assert result["micro_precision"] == pytest.approx(2 / 3) and result["micro_recall"] == pytest.approx(2 / 3)
+    assert measure(["Nothing."], [{"p-value"}], ["p-value"], compiled)["micro_precision"] is None  # nothing found
