@@ -169,6 +169,23 @@ class ExtractorReport(BackgroundJob):
             "average": {"fp_rate": self.fp_rate, "fn_rate": self.fn_rate}, "concepts": self.concepts,
         }
 
+    def _total(self, key: str) -> int:
+        return sum(int(s.get(key, 0)) for s in (self.concepts or {}).values())
+
+    @property
+    def precision(self) -> float | None:
+        """Of the concepts found on the labelled problems, the share the labels hold (pooled over
+        concepts). Per-concept FP rates are small even when many found concepts are wrong, because
+        each concept has many negatives; a wrong concept shared by two problems misleads similarity."""
+        tp, fp = self._total("tp"), self._total("fp")
+        return tp / (tp + fp) if tp + fp else None
+
+    @property
+    def recall(self) -> float | None:
+        """Of the labelled concepts the report covers, the share found (pooled over concepts)."""
+        tp, fn = self._total("tp"), self._total("fn")
+        return tp / (tp + fn) if tp + fn else None
+
 
 class LabelSet(models.Model):
     """One annotator's concept labels for one problem (several annotators may label a problem)."""

@@ -124,6 +124,10 @@ def test_the_report_arithmetic_on_a_hand_computed_case(small_bank: dict[str, Any
     assert data["concepts"]["nchoosek"] == {"tp": 1, "fp": 1, "fn": 1, "tn": 1, "fp_rate": 0.5, "fn_rate": 0.5}
     assert data["concepts"]["Poisson-distribution"] == {"tp": 2, "fp": 0, "fn": 0, "tn": 2, "fp_rate": 0.0, "fn_rate": 0.0}
     assert data["average"] == {"fp_rate": 0.25, "fn_rate": 0.25}
+    report = ExtractorReport.objects.get()
+    assert (report.precision, report.recall) == (3 / 4, 3 / 4)  # pooled: tp 3, fp 1, fn 1
+    assert "precision" not in data and "recall" not in data["average"]  # the JSON contract is unchanged
+    assert ExtractorReport(concepts={"nchoosek": {"tp": 0, "fp": 0, "fn": 0, "tn": 4}}).precision is None  # nothing found
     text = io.StringIO()
     call_command("extractor_report", stdout=text)
     assert "average FP rate 25.00%, average FN rate 25.00%" in text.getvalue()
@@ -147,6 +151,8 @@ def test_report_pages_show_rates_and_drill_down(
     assert response.url == reverse("concepts:report", args=[report.pk])
     page = client.get(response.url).content.decode()
     assert 'id="avg-fp">50.00%' in page and 'id="avg-fn">50.00%' in page  # fp: poisson of 2 negatives; fn: words of 2
+    # Found: binom (right) and poisson (wrong); labelled: binom (found) and words (missed).
+    assert 'id="precision">50.00%' in page and 'id="recall">50.00%' in page
     fn = client.get(reverse("concepts:report-drilldown", args=[report.pk, "nchoosek", "fn"])).content.decode()
     listed = fn.split('id="drilldown-problems"')[1].split("</ol>")[0]  # the page also holds the rule's live preview
     assert "Words" in listed and "Binom" not in listed
