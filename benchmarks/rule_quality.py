@@ -23,6 +23,9 @@ What it measures
     ``--misses SLUG`` prints, per book, the labelled problems the rule misses and the ones it wrongly
     matches (a rule author's view; text comes from ../shared/data and is not stored).
     ``--shared DIR`` also reports coverage on every collection in DIR (most carry no labels).
+    ``--new-book`` follows a dev book read as a new book (leave-one-book-out rules) while the course
+    labels k of its problems: FN / FP on its other labelled problems, the rules alone and with the
+    learned extractor trained on the other books' labels plus those k.
     ``--transfer`` measures what blind branches carry (``benchmarks/devsets/blind-pass/``, written
     through ``benchmarks/rule_workbench.py`` by authors who each saw one dev set only): per author,
     the rules it saw without and with its branches, on every labelled dev set. Its own set shows what
@@ -32,7 +35,7 @@ What it measures
     recovers where the rules were never tuned on the book.
 
 How to run (from the project folder)
-    .venv/bin/python benchmarks/rule_quality.py [--json] [--misses SLUG] [--shared ../shared/data] [--learned] [--transfer] [--no-test-splits]
+    .venv/bin/python benchmarks/rule_quality.py [--json] [--misses SLUG] [--shared ../shared/data] [--learned] [--new-book] [--transfer] [--no-test-splits]
 
 Plain Python: no Django, no database. The dev books are read from ../shared/data (or
 $PROB2VEC_SHARED_DATA); without them only the demo bank is measured, and the script says so.
@@ -139,6 +142,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--worst", type=int, default=8, help="worst concepts listed per book")
     parser.add_argument("--shared", type=Path, metavar="DIR", help="also report coverage on DIR/*/problems.jsonl")
     parser.add_argument("--learned", action="store_true", help="also: leave-one-book-out rules plus the learned extractor")
+    parser.add_argument("--new-book", action="store_true", help="also: a new book's FN after the course labels k of its problems (rules + learned)")
     parser.add_argument("--transfer", action="store_true", help="also: what each blind author's branches carry to the other dev sets")
     parser.add_argument("--no-test-splits", action="store_true", help="leave the test splits out (while writing rules: never see them)")
     args = parser.parse_args(argv)
@@ -197,6 +201,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{name}: worst FP: {', '.join(worst(r['concepts'], 'fp', args.worst))}")
     if args.shared:
         run_shared(args.shared, compiled)
+    if args.new_book and not reason:
+        print_new_book_curve(concepts)
     if args.transfer and not reason:
         print_transfer(concepts, {name: (texts, truth) for name, (_, texts, truth, _) in books.items() if name != "demo"})
     if args.learned and not reason:
@@ -267,6 +273,79 @@ def lobo_with_learned(concepts: list[str]) -> dict[str, tuple[extraction.Evaluat
             extraction.evaluate(blind_added, t, concepts),
         )
     return out
+
+
+def new_book_curve(
+    texts: list[str],
+    books: list[str],
+    labels: list[set[str] | None],
+    found_without: dict[str, list[set[str]]],
+    slugs: list[str],
+    book: str,
+    ks: tuple[int, ...] = (0, 10, 25, 50),
+    draws: int = 3,
+    seed: int = 0,
+) -> dict[int, list[tuple[extraction.Evaluation, extraction.Evaluation]]]:
+    """A course imports ``book``, which the rules were not written from, and labels k of its problems:
+    what do the rules, and the rules plus concepts.learned, find on the book's other labelled problems?
+
+    ``found_without[b][i]``: problem i's rule hits with the rules without book b's branches (each
+    training problem is read as a new book too, as in lobo_with_learned's blind regime). The learned
+    model trains on every other book's labels plus the k drawn problems of ``book``, and is measured on
+    the rest of its labelled problems, never on one it trained on. {k: [(rules, rules + learned) per draw]}.
+    """
+    import numpy as np
+
+    from concepts import learned
+
+    col = {s: j for j, s in enumerate(slugs)}
+    hits = np.zeros((len(texts), len(slugs)), dtype=bool)
+    for i, b in enumerate(books):
+        hits[i, [col[s] for s in found_without[b][i]]] = True
+
+    def truth_of(rows: list[int]) -> "np.ndarray":
+        truth = np.zeros((len(rows), len(slugs)), dtype=np.float32)
+        for r, i in enumerate(rows):
+            truth[r, [col[s] for s in labels[i] or ()]] = 1.0
+        return truth
+
+    own = [i for i, b in enumerate(books) if b == book and labels[i]]
+    others = [i for i, b in enumerate(books) if b != book and labels[i]]
+    found = found_without[book]
+    out: dict[int, list[tuple[extraction.Evaluation, extraction.Evaluation]]] = {}
+    for k in ks:
+        out[k] = []
+        for draw in range(draws if 0 < k < len(own) else 1):
+            drawn = set(np.random.default_rng(seed + draw).choice(own, size=min(k, len(own)), replace=False).tolist()) if k else set()
+            test = [i for i in own if i not in drawn]
+            train = others + sorted(drawn)
+            fit = learned.cross_fit(texts, train, truth_of(train), hits)
+            truth = [set(labels[i] or ()) for i in test]
+            out[k].append((
+                extraction.evaluate([found[i] for i in test], truth, slugs),
+                extraction.evaluate([found[i] | {slugs[j] for j in fit.predicted[i]} for i in test], truth, slugs),
+            ))
+    return out
+
+
+def print_new_book_curve(concepts: list[str]) -> None:
+    from statistics import mean
+
+    from benchmarks.devset_table1 import load_bank
+
+    bank = load_bank()
+    found_without = {b: extraction.extract_many(bank.texts, compiled_rules(without=b)) for b in sorted(set(bank.books))}
+    labels = [set(lab) if lab else None for lab in bank.labels]
+    print("\na new book (rules not written from it) after the course labels k of its problems: FN / FP on its other"
+          " labelled problems, the rules alone -> with the learned extractor (mean over 3 draws of the k problems)")
+    for name in devsets.BOOKS.values():
+        curve = new_book_curve(bank.texts, bank.books, labels, found_without, bank.slugs, name)
+        cells = []
+        for k, runs in curve.items():
+            rules_fn = mean(r.fn_rate or 0.0 for r, _ in runs)
+            fn, fp = mean(h.fn_rate or 0.0 for _, h in runs), mean(h.fp_rate or 0.0 for _, h in runs)
+            cells.append(f"k={k}: {pct(rules_fn)} -> {pct(fn)} / {pct(fp)}")
+        print(f"  {name:10} " + " | ".join(cells))
 
 
 if __name__ == "__main__":

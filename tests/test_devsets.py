@@ -442,3 +442,36 @@ def test_rule_quality_reports_micro_recall_and_precision_over_all_labelled_conce
     # found: {nchoosek}, {p-value, nchoosek}, {}: 2 of the 3 found are right, 2 of the 3 labelled are found
     assert result["micro_precision"] == pytest.approx(2 / 3) and result["micro_recall"] == pytest.approx(2 / 3)
     assert measure(["Nothing."], [{"p-value"}], ["p-value"], compiled)["micro_precision"] is None  # nothing found
+
+
+def test_the_new_book_curve_learns_from_the_books_own_labels_and_never_scores_them() -> None:
+    from benchmarks.rule_quality import new_book_curve
+
+    rng = __import__("random").Random(3)
+    filler = "apples bread cheese dates eggs figs grapes honey ink jam kites lemons".split()
+
+    def text(words: list[str]) -> str:
+        return " ".join(words + rng.sample(filler, 4))
+
+    texts, books, labels = [], [], []
+    for book, word in (("a", "binomial"), ("b", "binomial"), ("new", "bernoulli")):  # the new book words it its own way
+        for i in range(40):
+            has = i % 2 == 0
+            texts.append(text([word, "trials"] if has else ["mean", "median"]))
+            books.append(book)
+            labels.append({"binomial-distribution"} if has else {"mean-median-mode"})
+    # The rules know the other books' word only, and "mean" everywhere.
+    def rules(t: str) -> set[str]:
+        return ({"binomial-distribution"} if "binomial" in t else set()) | ({"mean-median-mode"} if "mean" in t else set())
+    found = [rules(t) for t in texts]
+    curve = new_book_curve(texts, books, labels, {b: found for b in ("a", "b", "new")},
+                           ["binomial-distribution", "mean-median-mode"], "new", ks=(0, 20), draws=2)
+    assert [len(runs) for runs in curve.values()] == [1, 2]  # k = 0 has nothing to draw
+    (rules0, learned0), = curve[0]
+    assert rules0.problems == learned0.problems == 40
+    # Neither the rules nor a model trained on the other books know the new book's wording.
+    assert rules0.concepts["binomial-distribution"].fn == learned0.concepts["binomial-distribution"].fn == 20
+    for rules_k, learned_k in curve[20]:
+        assert rules_k.problems == 20  # scored on the 20 labelled problems it did not train on
+        assert rules_k.concepts["binomial-distribution"].fn_rate == 1.0
+        assert learned_k.concepts["binomial-distribution"].fn_rate <= 0.2  # 20 of its own labels teach it the word
