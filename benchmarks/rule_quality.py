@@ -87,6 +87,7 @@ def measure(texts: list[str], truth: list[set[str]], concepts: list[str], compil
     ev = extraction.evaluate(predicted, truth, concepts)
     tp = sum(len(p & t) for p, t in zip(predicted, truth))
     positives = sum(len(t) for t in truth)
+    found = sum(len(p) for p in predicted)
     return {
         "problems": len(texts),
         "fn_rate": ev.fn_rate,
@@ -94,7 +95,7 @@ def measure(texts: list[str], truth: list[set[str]], concepts: list[str], compil
         "micro_recall": tp / positives if positives else None,
         # Of the concepts found on labelled problems, the share the labels hold (FP rates hide how
         # many wrong concepts a problem gets, and a wrong shared concept is what misleads similarity).
-        "micro_precision": tp / found if (found := sum(len(p) for p in predicted)) else None,
+        "micro_precision": tp / found if found else None,
         "no_concept": sum(1 for p in predicted if not p) / len(texts) if texts else None,
         "concepts": ev.as_dict()["concepts"],
         "_predicted": predicted,
@@ -229,6 +230,17 @@ def print_transfer(concepts: list[str], sets: dict[str, tuple[list[str], list[se
                   f"+{total(b, 'tp') - total(a, 'tp')} right / +{total(b, 'fp') - total(a, 'fp')} wrong")
 
 
+def concept_matrix(concept_sets: "list", slugs: list[str], dtype: type) -> "np.ndarray":
+    """{0, 1} matrix (len(concept_sets), len(slugs)): row i marks the slugs of concept_sets[i] (None: none)."""
+    import numpy as np
+
+    col = {s: j for j, s in enumerate(slugs)}
+    out = np.zeros((len(concept_sets), len(slugs)), dtype=dtype)
+    for i, found in enumerate(concept_sets):
+        out[i, [col[s] for s in found or ()]] = 1
+    return out
+
+
 def lobo_with_learned(concepts: list[str]) -> dict[str, tuple[extraction.Evaluation, ...]]:
     """Per book: the LOBO rules alone; plus concepts.learned trained on the dev bank's labels (the
     book's own labels scored out of fold); and plus concepts.learned that never saw the book's labels
@@ -244,16 +256,10 @@ def lobo_with_learned(concepts: list[str]) -> dict[str, tuple[extraction.Evaluat
     unseen = {b: extraction.extract_many(bank.texts, compiled_rules(without=b)) for b in sources}
 
     def hits_of(found: list[set[str]]) -> "np.ndarray":
-        hits = np.zeros((len(bank.texts), len(bank.slugs)), dtype=bool)
-        for i, s in enumerate(bank.sets(found)):
-            hits[i, s] = True
-        return hits
+        return concept_matrix(found, bank.slugs, bool)
 
     def truth_of(rows: list[int]) -> "np.ndarray":
-        truth = np.zeros((len(rows), len(bank.slugs)), dtype=np.float32)
-        for k, i in enumerate(rows):
-            truth[k, bank.sets([bank.labels[i]])[0]] = 1.0
-        return truth
+        return concept_matrix([bank.labels[i] for i in rows], bank.slugs, np.float32)
 
     labelled = [i for i, lab in enumerate(bank.labels) if lab]
     regime = hits_of([unseen[b][i] for i, b in enumerate(bank.books)])
@@ -298,16 +304,10 @@ def new_book_curve(
 
     from concepts import learned
 
-    col = {s: j for j, s in enumerate(slugs)}
-    hits = np.zeros((len(texts), len(slugs)), dtype=bool)
-    for i, b in enumerate(books):
-        hits[i, [col[s] for s in found_without[b][i]]] = True
+    hits = concept_matrix([found_without[b][i] for i, b in enumerate(books)], slugs, bool)
 
     def truth_of(rows: list[int]) -> "np.ndarray":
-        truth = np.zeros((len(rows), len(slugs)), dtype=np.float32)
-        for r, i in enumerate(rows):
-            truth[r, [col[s] for s in labels[i] or ()]] = 1.0
-        return truth
+        return concept_matrix([labels[i] for i in rows], slugs, np.float32)
 
     own = [i for i, b in enumerate(books) if b == book and labels[i]]
     others = [i for i, b in enumerate(books) if b != book and labels[i]]

@@ -277,11 +277,14 @@ def bank_data(
     from concepts.models import Concept, ExtractedConcept, GroundTruthLabel
     from embeddings.algorithms.methods import BankData
 
-    # Each problem's collection comes with its id: a rules or hybrid run measures its recall per collection.
-    ids_and_collections = list(Problem.objects.order_by("id").values_list("id", "collection"))
-    if not ids_and_collections:
+    # One read of the bank, so ids, collections and texts stay aligned even while problems are imported.
+    # Concept methods read the texts too: a problem without concepts borrows a vector from the problems
+    # it reads like, and the text breaks ties (embeddings/algorithms/fallback.py); a rules or hybrid run
+    # measures its recall per collection.
+    bank = list(Problem.objects.order_by("id").values_list("id", "collection", "text"))
+    if not bank:
         raise EmbeddingInputError("the bank has no problems")
-    ids = [pid for pid, _ in ids_and_collections]
+    ids = [pid for pid, _, _ in bank]
     slugs = list(Concept.objects.order_by("slug").values_list("slug", flat=True))
     index = {slug: i for i, slug in enumerate(slugs)}
     row = {pid: i for i, pid in enumerate(ids)}
@@ -297,15 +300,13 @@ def bank_data(
     for pid, slug in pairs:
         if pid in row:
             sets[row[pid]].append(index[slug])
-    # Concept methods read the texts too: a problem without concepts borrows a vector from the problems
-    # it reads like, and the text breaks ties (embeddings/algorithms/fallback.py).
-    texts = list(Problem.objects.order_by("id").values_list("text", flat=True))
+    texts = [text for _, _, text in bank]
     from concepts.selectors import selected_words
 
     recall, by_collection = None, {}
     if source in (ConceptSource.RULES, ConceptSource.HYBRID):
-        collections = [collection for _, collection in ids_and_collections]
-        recall, by_collection = concept_recall_by_collection(ids=ids, collections=collections, concept_sets=sets, index=index)
+        collections = [collection for _, collection, _ in bank]
+        recall, by_collection = concept_recall_by_collection(row=row, collections=collections, concept_sets=sets, index=index)
     return ids, slugs, BankData(
         concept_sets=sets,
         n_concepts=len(slugs),
@@ -317,15 +318,14 @@ def bank_data(
 
 
 def concept_recall_by_collection(
-    *, ids: list[int], collections: list[str], concept_sets: list[list[int]], index: dict[str, int]
+    *, row: dict[int, int], collections: list[str], concept_sets: list[list[int]], index: dict[str, int]
 ) -> tuple[np.ndarray, dict[str, dict[str, Any]]]:
     """The concept source's recall on the ground-truth labels, per collection of the bank
-    (`fallback.recall_by_collection`). A hybrid source's learned concepts on labelled problems are out
-    of fold, so its recall is honest too."""
+    (`fallback.recall_by_collection`; ``row``: problem id -> its row). A hybrid source's learned
+    concepts on labelled problems are out of fold, so its recall is honest too."""
     from concepts.models import GroundTruthLabel
     from embeddings.algorithms.fallback import recall_by_collection
 
-    row = {pid: i for i, pid in enumerate(ids)}
     truth: dict[int, set[int]] = {}
     for pid, slug in GroundTruthLabel.objects.values_list("problem_id", "concept__slug"):
         if pid in row and slug in index:
