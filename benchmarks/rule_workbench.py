@@ -72,6 +72,16 @@ def visible_rules(spec: dict, origin: str, proposals: dict[str, list[str]] | Non
     return rules
 
 
+def check_branch(slug: str, pattern: str, ignore_case: bool) -> None:
+    """A proposed branch must be a valid pattern that RE2 runs (WorkbenchError naming it otherwise)."""
+    try:
+        engine = extraction.check_pattern(pattern, ignore_case)
+    except extraction.RuleError as exc:
+        raise WorkbenchError(f"{slug}: branch {pattern!r}: {exc}") from None
+    if engine != extraction.ENGINE_RE2:
+        raise WorkbenchError(f"{slug}: branch {pattern!r} needs the backtracking engine (lookaround or a backreference); rewrite it for RE2")
+
+
 def merged(spec: dict, proposals: dict[str, list[str]], origin: str) -> tuple[dict, int]:
     """rules.json with the proposals added as blind branches of ``origin``; (new spec, branches added).
 
@@ -87,14 +97,8 @@ def merged(spec: dict, proposals: dict[str, list[str]], origin: str) -> tuple[di
             raise WorkbenchError(f"{slug}: no such concept rule in rules.json")
         if not isinstance(branches, list) or not all(isinstance(b, str) for b in branches):
             raise WorkbenchError(f"{slug}: proposals must be a list of regex strings")
-        ignore_case = bool(out[slug].get("ignore_case", True))
         for pattern in branches:
-            try:
-                engine = extraction.check_pattern(pattern, ignore_case)
-            except extraction.RuleError as exc:
-                raise WorkbenchError(f"{slug}: branch {pattern!r}: {exc}") from None
-            if engine != extraction.ENGINE_RE2:
-                raise WorkbenchError(f"{slug}: branch {pattern!r} needs the backtracking engine (lookaround or a backreference); rewrite it for RE2")
+            check_branch(slug, pattern, bool(out[slug].get("ignore_case", True)))
             same = next((b for b in out[slug]["branches"] if b["re"] == pattern), None)
             if same and same.get("blind") and origin not in same["from"]:
                 same["from"].append(origin)  # another blind author wrote it too
@@ -223,10 +227,13 @@ def main(argv: list[str] | None = None) -> int:
         before = extraction.extract_many(books.texts, base)
         demo_before = extraction.extract_many([d["text"] for d in demo], base)
         for slug, patterns in proposals.items():
-            ignore_case = bool(spec.get(slug, {}).get("ignore_case", True))
+            if slug not in spec:
+                print(f"!! {slug}: no such concept rule in rules.json")
+                continue
+            ignore_case = bool(spec[slug].get("ignore_case", True))
             for pattern in patterns:
                 try:
-                    merged(spec, {slug: [pattern]}, args.name)
+                    check_branch(slug, pattern, ignore_case)
                 except WorkbenchError as exc:
                     print(f"!! {exc}")
                     continue
@@ -238,6 +245,10 @@ def main(argv: list[str] | None = None) -> int:
                 demo_wrong = sum(1 for d in demo_hits if slug not in d["labels"])
                 print(f"{slug:30} new hits: labelled right {right} wrong {wrong}, unlabelled {len(hits) - right - wrong}, "
                       f"demo right {len(demo_hits) - demo_wrong} wrong {demo_wrong}  {pattern}")
+            # Merging checks the whole rule against the editor's limit; say so here, before a merge fails.
+            length = len("|".join([b["re"] for b in spec[slug]["branches"]] + patterns))
+            if length > extraction.MAX_PATTERN_LENGTH:
+                print(f"   note: {slug} with all its proposals would be {length} characters, over the editor's {extraction.MAX_PATTERN_LENGTH}: `merge` will refuse it")
     elif args.command == "misses":
         for i in labelled:
             truth = books.labels[books.ids[i]]

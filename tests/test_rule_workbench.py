@@ -141,3 +141,32 @@ def test_the_workbench_status_shows_an_authors_gain_on_its_own_labelled_problems
     labelled, before, after, positives = map(int, found.groups())
     assert labelled == len(devsets.labels("math-counting-probability-dev"))
     assert after < before <= positives  # the recorded pass fixes misses the author could see
+
+
+def test_the_workbench_reading_commands_on_a_real_dev_set(capsys: pytest.CaptureFixture[str]) -> None:
+    reason = devsets.missing_reason(collections=devsets.GENRE_DEV)
+    if reason:
+        pytest.skip(reason)
+    recorded = rule_workbench.BLIND_PASS / "math-dev.json"
+    proposals = json.loads(recorded.read_text(encoding="utf-8"))
+    assert rule_workbench.main(["math-dev", "check", "--proposals", str(recorded)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    hits = [line for line in lines if "new hits:" in line]
+    assert len(hits) == sum(len(b) for b in proposals.values()) and not any(line.startswith("!!") for line in lines)
+    right = sum(int(re.search(r"labelled right (\d+)", line).group(1)) for line in hits)
+    assert right > 0  # the pass's branches recover labelled concepts the author's rules missed
+    # Merged into the full starter rules, some rules would outgrow the editor: said per rule, hits still shown.
+    notes = [line for line in lines if "note:" in line]
+    assert notes and all("`merge` will refuse it" in line for line in notes)
+    assert len(hits) + len(notes) == len(lines)
+
+    truth = devsets.labels("math-counting-probability-dev")
+    problem, concepts = next(iter(truth.items()))
+    assert rule_workbench.main(["math-dev", "show", problem]) == 0
+    assert f"labels: {sorted(concepts)}" in capsys.readouterr().out
+    slug = concepts[0]
+    assert rule_workbench.main(["math-dev", "misses", slug, "--proposals", str(recorded)]) == 0
+    listed = capsys.readouterr().out
+    assert all(line.split()[1] in ("MISSED", "WRONG") for line in listed.splitlines() if line.startswith("-- "))
+    assert rule_workbench.main(["math-dev", "grep", r"\bdice\b", "--limit", "2"]) == 0
+    assert re.search(r"^\d+ problems match$", capsys.readouterr().out, re.MULTILINE)
