@@ -7,7 +7,10 @@ one linear layer with a sigmoid per concept, full batch with L-BFGS (the problem
 ends in the same place every time). Positives are up-weighted to balance each concept's classes, and
 each concept gets its own threshold, chosen by cross-validation so that the *union* with the rule's
 matches has the best F1 on the labelled problems: the learned model only has to find what the rule
-misses, and a concept where it cannot beat the rule alone gets no threshold at all.
+misses, and a concept where it cannot beat the rule alone gets no threshold at all. A threshold must
+also keep what it adds right at least half the time out of fold (``min_added_precision``): where the
+rule finds none of a concept's few positives, F1 would otherwise take a cut that adds the concept to
+every problem (its F1 of 0.01 beats the rule's 0).
 
 Why this model and not the paper's network (``benchmarks/hybrid_extractor.py``, the dev bank's 63
 concepts with at least 10 labelled positives, 5 paired Table 3 rounds each, threshold 0.5): the
@@ -35,7 +38,7 @@ Progress = Callable[[float], None]
 
 MODEL_NAME = "logistic regression on an LSA of TF-IDF words and word pairs, per-concept CV thresholds"
 # Part of a hybrid run's fingerprint: bump it when the model changes, so identical inputs stop reusing old runs.
-MODEL_VERSION = 1
+MODEL_VERSION = 2  # 2: thresholds keep the additions' precision at min_added_precision or more
 
 
 @dataclass(frozen=True)
@@ -48,6 +51,9 @@ class LearnedConfig:
     iterations: int = 100  # L-BFGS steps per fit
     folds: int = 5
     min_positives: int = 3  # concepts with fewer labelled positives are left to the rule alone
+    # Of the problems a threshold adds a concept to (out of fold), the share that must be right: the
+    # additions must do more good than harm. Not tuned: the break-even point.
+    min_added_precision: float = 0.5
     seed: int = 0
 
 
@@ -94,8 +100,11 @@ class LogisticConcepts:
             return torch.sigmoid(torch.from_numpy(np.asarray(x, dtype=np.float32)) @ self.weights_ + self.bias_).numpy()
 
 
-def best_thresholds(probabilities: np.ndarray, truth: np.ndarray, rule_hits: np.ndarray, min_positives: int) -> np.ndarray:
-    """Per concept, the threshold whose union with the rule's hits has the best F1 on these problems.
+def best_thresholds(
+    probabilities: np.ndarray, truth: np.ndarray, rule_hits: np.ndarray, min_positives: int, min_added_precision: float = 0.5
+) -> np.ndarray:
+    """Per concept, the threshold whose union with the rule's hits has the best F1 on these problems,
+    among those where at least ``min_added_precision`` of the problems it adds the concept to have it.
 
     Parameters
     ----------
@@ -122,11 +131,13 @@ def best_thresholds(probabilities: np.ndarray, truth: np.ndarray, rule_hits: np.
         p, t = probabilities[free, j], truth[free, j]
         order = np.argsort(-p, kind="stable")
         p, t = p[order], t[order]
-        tp = rule_tp + np.cumsum(t)
+        added_tp = np.cumsum(t)
+        tp = rule_tp + added_tp
         fp = rule_fp + np.cumsum(~t)
         f1 = 2 * tp / (2 * tp + fp + (positives - tp))
-        # A cut is only possible between different probabilities.
+        # A cut is only possible between different probabilities, and must add more right than wrong.
         valid = np.append(p[1:] < p[:-1], True) if len(p) else np.zeros(0, bool)
+        valid &= added_tp >= min_added_precision * np.arange(1, len(p) + 1)
         f1 = np.where(valid, f1, -1.0)
         if len(f1) and f1.max() > best_f1 + 1e-12:
             k = int(np.argmax(f1))
@@ -229,11 +240,11 @@ def cross_fit(
     for k, test in enumerate(outer):
         train = np.setdiff1d(np.arange(len(labelled)), test)
         inner = _oof(xl[train], yl[train], config, config.seed + 1 + k)
-        t_k = best_thresholds(inner, yl[train], hits_l[train], config.min_positives)
+        t_k = best_thresholds(inner, yl[train], hits_l[train], config.min_positives, config.min_added_precision)
         oof[test] = _fit(xl[train], yl[train], config).predict_proba(xl[test])
         predicted_l[test] = oof[test] >= t_k
         report((k + 1) / (len(outer) + 1))
-    t_all = best_thresholds(oof, yl, hits_l, config.min_positives)
+    t_all = best_thresholds(oof, yl, hits_l, config.min_positives, config.min_added_precision)
     unlabelled = np.setdiff1d(np.arange(n), labelled)
     full = np.zeros((n, len(learnable)), dtype=np.float32)
     full[labelled] = oof

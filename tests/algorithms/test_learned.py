@@ -61,6 +61,12 @@ def test_unlabelled_problems_are_scored_by_the_model_fitted_on_every_label() -> 
         ([0.9, 0.8, 0.7, 0.1], [1, 0, 1, 0], [0, 0, 0, 0], 0.7),  # one FP is worth two TPs by F1
         ([0.5, 0.5, 0.5, 0.1], [1, 0, 0, 0], [0, 0, 0, 0], np.inf),  # tied probabilities cannot be cut apart
         ([0.9, 0.1, 0.1, 0.1], [1, 0, 0, 0], [0, 0, 0, 0], np.inf),  # too few positives (min 2 here)
+        # The positives ranked last: adding the concept everywhere has F1 0.57 > 0, the rule's, but adds
+        # three wrong for two right.
+        ([0.9, 0.8, 0.7, 0.2, 0.1], [0, 0, 0, 1, 1], [0, 0, 0, 0, 0], np.inf),
+        # Every cut adds more wrong than right (1 of 3 at 0.7, 2 of 5 at 0.1): F1 alone would take 0.7.
+        ([0.9, 0.8, 0.7, 0.6, 0.1], [0, 0, 1, 0, 1], [0, 0, 0, 0, 0], np.inf),
+        ([0.9, 0.8, 0.7, 0.6, 0.1], [1, 0, 1, 0, 0], [0, 0, 0, 0, 0], 0.7),  # 2 of 3 right: allowed
     ],
 )
 def test_best_thresholds(probabilities: list[float], truth: list[int], rules: list[int], expected: float) -> None:
@@ -69,6 +75,22 @@ def test_best_thresholds(probabilities: list[float], truth: list[int], rules: li
         np.array(probabilities)[:, None], np.array(truth)[:, None], np.array(rules, dtype=bool)[:, None], min_positives
     )
     assert got[0] == pytest.approx(expected) if np.isfinite(expected) else np.isinf(got[0])
+
+
+def test_a_rare_concept_the_text_cannot_predict_is_not_added_to_every_problem() -> None:
+    # Three labelled positives the rules never find, on problems like any other. Before the precision
+    # floor, the best-F1 cut sat under every probability (any addition beats the rule's F1 of 0) and
+    # the concept was added to every unlabelled problem.
+    texts, truth = _bank(60)
+    rare = np.zeros((60, 1), dtype=np.float32)
+    rare[[7, 22, 41], 0] = 1
+    truth = np.hstack([truth, rare])
+    hits = np.zeros((90, 3), dtype=bool)
+    hits[:60, :2] = truth[:, :2] > 0  # the rules find the two common concepts
+    more, _ = _bank(30, seed=1)
+    result = learned.cross_fit(texts + more, list(range(60)), truth, hits, FAST)
+    added = [2 in s for s in result.predicted]
+    assert sum(added[:60]) <= 3 and sum(added[60:]) <= 3, f"added to {sum(added)} of 90 problems"
 
 
 def test_without_enough_labels_the_learned_extractor_adds_nothing() -> None:
