@@ -395,6 +395,12 @@ def _hybrid_execute(run_id: int, started: float) -> None:
     for i, added in enumerate(result.predicted):
         for j in added:
             rows.append(ExtractedConcept(run_id=run_id, problem_id=ids[i], concept_id=concept_ids[slugs[j]], probability=float(result.probabilities[i, j])))
+    # What the learned half added to labelled problems, each from a model that never saw its labels:
+    # the honest measure of whether it helps this bank (shown on the run's page).
+    right = wrong = 0
+    for k, pid in enumerate(labelled):
+        for j in result.predicted[row[pid]]:
+            right, wrong = (right + 1, wrong) if truth[k, j] else (right, wrong + 1)
     details = {
         "model": learned.MODEL_NAME,
         "config": asdict(config),
@@ -403,6 +409,7 @@ def _hybrid_execute(run_id: int, started: float) -> None:
         "learned_concepts": [slugs[j] for j in result.learned_concepts],
         "thresholds": {slugs[j]: round(float(result.thresholds[j]), 4) for j in result.learned_concepts if np.isfinite(result.thresholds[j])},
         "added": len(rows) - len(by_rule),
+        "labelled_additions": {"right": right, "wrong": wrong},
     }
     with transaction.atomic():
         ExtractedConcept.objects.bulk_create(rows, batch_size=5000)

@@ -57,6 +57,8 @@ def test_the_hybrid_finds_what_the_rules_miss_and_keeps_what_they_find(bank: dic
     # Labelled coin problems get binomial from models that never saw their labels; the unlabelled one too.
     found = sum("binomial-distribution" in concepts_of(run, p) for p in bank["coin"])
     assert found >= 27 and "binomial-distribution" in concepts_of(run, bank["new_coin"])
+    # The run keeps the honest tally of what it added to labelled problems (all of them out of fold).
+    assert run.details["labelled_additions"] == {"right": found, "wrong": 0}
     assert not any("binomial-distribution" in concepts_of(run, p) for p in bank["wait"])
     # Every rule hit is kept, with its rule version; learned ones carry their probability instead.
     assert set(ExtractedConcept.objects.filter(run=rules_run).values_list("problem_id", "concept_id")) <= set(
@@ -151,6 +153,13 @@ def test_ta_pages_build_and_report_the_hybrid_source(client: Any, alice: Any, ba
     assert response.url == reverse("concepts:extraction-run", args=[hybrid.pk]) and hybrid.status == "done"
     page = client.get(response.url).content.decode()
     assert 'id="hybrid-details"' in page and "trained on 60 labelled problems" in page and "binomial-distribution: " in page
+    right = hybrid.details["labelled_additions"]["right"]
+    assert right >= 27 and f"<strong>{right}</strong> right and <strong>0</strong> wrong" in page
+    assert "adds more wrong concepts than right ones" not in page
+    # A run whose learned half did more harm than good on the labelled problems says so.
+    hybrid.details = {**hybrid.details, "labelled_additions": {"right": 2, "wrong": 9}}
+    hybrid.save(update_fields=["details"])
+    assert "adds more wrong concepts than right ones" in client.get(response.url).content.decode()
     with django_capture_on_commit_callbacks(execute=True):
         response = client.post(reverse("concepts:reports"), {"collection": "", "source": "hybrid"})
     report = ExtractorReportModel.objects.get()
