@@ -21,6 +21,16 @@ Commands (from the project folder; NAME is a dev set: openstax, openintro, gs, m
     .venv/bin/python benchmarks/rule_workbench.py NAME merge       add the proposals to rules.json (all or nothing)
 Proposals: ``benchmarks/out/workbench-NAME.json`` (or ``--proposals FILE``): {"slug": ["regex", ...]}.
 
+A new book (``--new-book K``): the course has just imported a book and labelled K of its problems.
+The author sees every problem of the book but only the labels of K of them (drawn with ``--seed``),
+and the starter rules as a course would have them without anything written from this book (every
+branch naming it is left out: ``demo_rules(without=NAME, strict=True)``). Proposals go to
+``benchmarks/out/workbench-NAME-new-book.json``. ``score`` is the experimenter's command, never the
+author's: FN / FP on the labelled problems the author did not see, without and with the proposals.
+A new-book pass is measured, not merged.
+    .venv/bin/python benchmarks/rule_workbench.py NAME status --new-book 30
+    .venv/bin/python benchmarks/rule_workbench.py NAME score --new-book 30
+
 Plain Python, no Django. Problem text is read from ../shared/data (or $PROB2VEC_SHARED_DATA) and never stored.
 """
 
@@ -28,10 +38,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import random
 import re
 import sys
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -61,12 +72,20 @@ def visible(branch: dict, origin: str) -> bool:
     return set(branch["from"]) <= ALWAYS_VISIBLE | {origin} or bool(branch.get("blind") and origin in branch["from"])
 
 
-def visible_rules(spec: dict, origin: str, proposals: dict[str, list[str]] | None = None) -> list[extraction.Rule]:
+def visible_new_book(branch: dict, origin: str) -> bool:
+    """A new book's author sees the starter rules with nothing written from that book (strict)."""
+    return origin not in branch["from"]
+
+
+def visible_rules(
+    spec: dict, origin: str, proposals: dict[str, list[str]] | None = None, new_book: bool = False
+) -> list[extraction.Rule]:
     """The rules an author from ``origin`` sees, plus their proposals (``spec`` as rules.json)."""
     proposals = proposals or {}
+    sees = visible_new_book if new_book else visible
     rules = []
     for slug, rule in spec.items():
-        branches = [b["re"] for b in rule["branches"] if visible(b, origin)] + list(proposals.get(slug, []))
+        branches = [b["re"] for b in rule["branches"] if sees(b, origin)] + list(proposals.get(slug, []))
         if branches:
             rules.append(extraction.Rule(slug, "|".join(branches), bool(rule.get("ignore_case", True))))
     return rules
@@ -142,16 +161,36 @@ class Collection:
     name: str
     ids: list[str]
     texts: list[str]
-    labels: dict[str, set[str]]
+    labels: dict[str, set[str]]  # what the author may see
+    held_out: dict[str, set[str]] = field(default_factory=dict)  # labels kept from the author (new book)
 
 
-def collection(name: str) -> Collection:
-    """A dev set's problems as its author may read them: a genre collection loses its test split."""
+def collection(name: str, new_book: int = 0, seed: int = 0) -> Collection:
+    """A dev set's problems as its author may read them: a genre collection loses its test split; a new
+    book (``new_book`` = K > 0) shows the labels of K problems drawn with ``seed`` and holds out the rest."""
     folder = DEV_SETS[name]
     hidden = test_ids(devsets.GENRE_DEV_OF[folder]) if folder in devsets.GENRE_DEV_OF else set()
     records = [r for r in devsets.book_problems(folder) if r["id"] not in hidden]
-    truth = {i: set(c) for i, c in devsets.labels(folder).items()}
-    return Collection(name, [r["id"] for r in records], [r["text"] for r in records], truth)
+    ids = [r["id"] for r in records]
+    truth = {i: set(c) for i, c in devsets.labels(folder).items() if i in set(ids)}
+    held_out: dict[str, set[str]] = {}
+    if new_book:
+        labelled = sorted(truth)
+        shown = set(random.Random(seed).sample(labelled, min(new_book, len(labelled))))
+        held_out = {i: c for i, c in truth.items() if i not in shown}
+        truth = {i: c for i, c in truth.items() if i in shown}
+    return Collection(name, ids, [r["text"] for r in records], truth, held_out)
+
+
+def score(spec: dict, books: Collection, proposals: dict[str, list[str]], concepts: list[str]) -> tuple[extraction.Evaluation, extraction.Evaluation]:
+    """A new-book pass on the labelled problems its author never saw: (without, with) the proposals."""
+    ids = sorted(books.held_out)
+    texts = [books.texts[books.ids.index(i)] for i in ids]
+    truth = [books.held_out[i] for i in ids]
+    return tuple(  # type: ignore[return-value]
+        extraction.evaluate(extraction.extract_many(texts, extraction.compile_rules(visible_rules(spec, books.name, p, new_book=True))), truth, concepts)
+        for p in ({}, proposals)
+    )
 
 
 def flat(text: str) -> str:
@@ -161,12 +200,17 @@ def flat(text: str) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("name", choices=sorted(DEV_SETS))
-    parser.add_argument("command", choices=["status", "check", "misses", "grep", "show", "nothing", "rule", "merge"])
+    parser.add_argument("command", choices=["status", "check", "misses", "grep", "show", "nothing", "rule", "merge", "score"])
     parser.add_argument("arg", nargs="?", default="")
     parser.add_argument("--limit", type=int, default=30)
     parser.add_argument("--proposals", type=Path)
+    parser.add_argument("--new-book", type=int, default=0, metavar="K", help="a new book with K labelled problems (module doc)")
+    parser.add_argument("--seed", type=int, default=0, help="which K problems are labelled (--new-book)")
     args = parser.parse_args(argv)
-    path = args.proposals or OUT / f"workbench-{args.name}.json"
+    new_book = args.new_book > 0
+    if args.command == "score" and not new_book:
+        parser.error("score measures a new-book pass: give --new-book K")
+    path = args.proposals or OUT / (f"workbench-{args.name}-new-book.json" if new_book else f"workbench-{args.name}.json")
     try:
         proposals = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
     except json.JSONDecodeError as exc:
@@ -177,6 +221,9 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     spec = json.loads(RULES_FILE.read_text(encoding="utf-8"))
     if args.command == "merge":
+        if new_book:
+            print("nothing merged: a new-book pass is measured (score), not merged", file=sys.stderr)
+            return 2
         try:
             new, added = merged(spec, proposals, args.name)
         except WorkbenchError as exc:
@@ -190,10 +237,29 @@ def main(argv: list[str] | None = None) -> int:
         print(f"skipped: {reason}")
         return 0
 
-    books = collection(args.name)
+    books = collection(args.name, args.new_book, args.seed)
+    if args.command == "score":
+        for slug, proposed in proposals.items():
+            if slug not in spec:
+                print(f"{slug}: no such concept rule in rules.json", file=sys.stderr)
+                return 2
+            for pattern in proposed:
+                check_branch(slug, pattern, bool(spec[slug].get("ignore_case", True)))
+        before, after = score(spec, books, proposals, sorted(spec))
+        truth = list(books.held_out.values())
+        print(f"{args.name} as a new book, {len(books.labels)} labelled (seed {args.seed}); scored on the other "
+              f"{len(truth)} labelled problems, rules without anything written from it -> with {sum(map(len, proposals.values()))} "
+              f"proposed branch(es) from {path.name}:")
+        print(f"  FN {100 * (before.fn_rate or 0):.2f}% -> {100 * (after.fn_rate or 0):.2f}%, FP {100 * (before.fp_rate or 0):.2f}% -> {100 * (after.fp_rate or 0):.2f}%")
+        for name, ev in (("before", before), ("after", after)):
+            tp = sum(c.tp for c in ev.concepts.values())
+            fp = sum(c.fp for c in ev.concepts.values())
+            fn = sum(c.fn for c in ev.concepts.values())
+            print(f"  {name:6} micro recall {100 * tp / max(tp + fn, 1):.1f}%, precision {100 * tp / max(tp + fp, 1):.1f}% ({tp} right, {fp} wrong, {fn} missed)")
+        return 0
     demo = [json.loads(line) for p in bank_files() for line in p.read_text(encoding="utf-8").splitlines() if line.strip()]
-    base = extraction.compile_rules(visible_rules(spec, args.name))
-    now = extraction.compile_rules(visible_rules(spec, args.name, proposals))
+    base = extraction.compile_rules(visible_rules(spec, args.name, new_book=new_book))
+    now = extraction.compile_rules(visible_rules(spec, args.name, proposals, new_book=new_book))
     found = extraction.extract_many(books.texts, now)
     labelled = [i for i, x in enumerate(books.ids) if x in books.labels]
 
@@ -274,7 +340,7 @@ def main(argv: list[str] | None = None) -> int:
         rule = spec[args.arg]
         print(f"{args.arg}: ignore_case={bool(rule.get('ignore_case', True))}")
         for b in rule["branches"]:
-            if visible(b, args.name):
+            if (visible_new_book if new_book else visible)(b, args.name):
                 print(f"   {b['re']}")
         for pattern in proposals.get(args.arg, []):
             print(f"   (proposed) {pattern}")

@@ -170,3 +170,39 @@ def test_the_workbench_reading_commands_on_a_real_dev_set(capsys: pytest.Capture
     assert all(line.split()[1] in ("MISSED", "WRONG") for line in listed.splitlines() if line.startswith("-- "))
     assert rule_workbench.main(["math-dev", "grep", r"\bdice\b", "--limit", "2"]) == 0
     assert re.search(r"^\d+ problems match$", capsys.readouterr().out, re.MULTILINE)
+
+
+def test_a_new_books_author_sees_the_rules_with_nothing_written_from_that_book() -> None:
+    rules = {r.slug: r.pattern for r in visible_rules(spec(), "gs", new_book=True)}
+    # Every branch naming gs is gone, shared or blind; other books' branches stay, as a course has them.
+    assert rules == {"nchoosek": r"\bbinom|\bcombinations?\b", "p-value": r"\bp-values?\b"}
+
+
+def test_a_new_book_shows_k_labels_and_scores_only_on_the_others(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    reason = devsets.missing_reason(collections={"grinstead-snell-probability": "gs"})
+    if reason:
+        pytest.skip(reason)
+    truth = devsets.labels("grinstead-snell-probability")
+    books = rule_workbench.collection("gs", new_book=30, seed=0)
+    assert len(books.labels) == 30 and len(books.held_out) == len(truth) - 30
+    assert not set(books.labels) & set(books.held_out) and set(books.labels) | set(books.held_out) == set(truth)
+    assert rule_workbench.collection("gs", new_book=30, seed=0).labels == books.labels  # the draw is the seed's
+    # A held-out problem reads as unlabelled to the author.
+    hidden = next(iter(books.held_out))
+    assert rule_workbench.main(["gs", "show", hidden, "--new-book", "30"]) == 0
+    assert "labels: (unlabelled)" in capsys.readouterr().out
+    # score: the held-out problems only, before and after; a branch naming a held-out concept's own
+    # word lowers FN there.
+    slug = max({c for cs in books.held_out.values() for c in cs}, key=lambda c: sum(c in cs for cs in books.held_out.values()))
+    proposals = tmp_path / "p.json"
+    proposals.write_text(json.dumps({slug: [r"\b[a-z]+\b"]}), encoding="utf-8")  # matches every problem
+    assert rule_workbench.main(["gs", "score", "--new-book", "30", "--proposals", str(proposals)]) == 0
+    out = capsys.readouterr().out
+    assert f"scored on the other {len(truth) - 30} labelled problems" in out
+    fn = re.search(r"FN ([\d.]+)% -> ([\d.]+)%, FP ([\d.]+)% -> ([\d.]+)%", out)
+    assert fn and float(fn.group(2)) < float(fn.group(1)) and float(fn.group(4)) > float(fn.group(3))
+    # Never merged, and score needs a new book.
+    assert rule_workbench.main(["gs", "merge", "--new-book", "30", "--proposals", str(proposals)]) == 2
+    assert "measured (score), not merged" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        rule_workbench.main(["gs", "score"])
