@@ -58,6 +58,9 @@ RULES_FILE = DEMO_DIR / "rules.json"
 # One blind pass, recorded: what four authors proposed, each seeing one dev set (README, "Blind rule
 # authoring"). Measured by ``rule_quality.py --transfer``; not merged into the starter rules.
 BLIND_PASS = ROOT / "benchmarks" / "devsets" / "blind-pass"
+# One new-book pass, recorded (stop 27): three authors, each reading one dev book as new with 30 of its
+# labels (``--new-book 30``, seed 0). Measured by ``score``; not merged.
+NEW_BOOK_PASS = ROOT / "benchmarks" / "devsets" / "new-book-pass"
 ALWAYS_VISIBLE = frozenset({"demo", "general"})  # our own bank and textbook usage in general
 DEV_SETS = {**{name: folder for folder, name in devsets.BOOKS.items()}, **{name: folder for folder, name in devsets.GENRE_DEV.items()}}
 
@@ -152,7 +155,8 @@ def transfer(
 
 
 def blind_pass(folder: Path = BLIND_PASS) -> dict[str, dict[str, list[str]]]:
-    """The recorded blind pass: origin -> proposals, one ``<origin>.json`` per author."""
+    """A recorded pass (by default the blind pass; ``NEW_BOOK_PASS`` the new-book pass): origin ->
+    proposals, one ``<origin>.json`` per author."""
     return {path.stem: json.loads(path.read_text(encoding="utf-8")) for path in sorted(folder.glob("*.json"))}
 
 

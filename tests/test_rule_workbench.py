@@ -206,3 +206,20 @@ def test_a_new_book_shows_k_labels_and_scores_only_on_the_others(capsys: pytest.
     assert "measured (score), not merged" in capsys.readouterr().err
     with pytest.raises(SystemExit):
         rule_workbench.main(["gs", "score"])
+
+
+def test_the_recorded_new_book_pass_is_valid_and_lowers_fn_on_problems_its_authors_never_saw(capsys: pytest.CaptureFixture[str]) -> None:
+    recorded = blind_pass(rule_workbench.NEW_BOOK_PASS)
+    assert set(recorded) == {"openstax", "openintro", "gs"}
+    rules = demo_rule_branches()
+    for origin, proposals in recorded.items():
+        for slug, branches in proposals.items():
+            assert merged({slug: {**rules[slug], "branches": []}}, {slug: branches}, origin)[1] == len(branches)
+    reason = devsets.missing_reason(collections=devsets.BOOKS)
+    if reason:
+        pytest.skip(reason)
+    for origin in recorded:
+        path = rule_workbench.NEW_BOOK_PASS / f"{origin}.json"
+        assert rule_workbench.main([origin, "score", "--new-book", "30", "--proposals", str(path)]) == 0
+        fn = re.search(r"FN ([\d.]+)% -> ([\d.]+)%, FP ([\d.]+)% -> ([\d.]+)%", capsys.readouterr().out)
+        assert fn and float(fn.group(2)) < float(fn.group(1)) - 3 and float(fn.group(4)) < 1.0, fn
