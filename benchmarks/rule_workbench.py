@@ -189,7 +189,8 @@ def collection(name: str, new_book: int = 0, seed: int = 0) -> Collection:
 def score(spec: dict, books: Collection, proposals: dict[str, list[str]], concepts: list[str]) -> tuple[extraction.Evaluation, extraction.Evaluation]:
     """A new-book pass on the labelled problems its author never saw: (without, with) the proposals."""
     ids = sorted(books.held_out)
-    texts = [books.texts[books.ids.index(i)] for i in ids]
+    row = {problem: i for i, problem in enumerate(books.ids)}
+    texts = [books.texts[row[i]] for i in ids]
     truth = [books.held_out[i] for i in ids]
     return tuple(  # type: ignore[return-value]
         extraction.evaluate(extraction.extract_many(texts, extraction.compile_rules(visible_rules(spec, books.name, p, new_book=True))), truth, concepts)
@@ -247,12 +248,15 @@ def main(argv: list[str] | None = None) -> int:
             if slug not in spec:
                 print(f"{slug}: no such concept rule in rules.json", file=sys.stderr)
                 return 2
-            for pattern in proposed:
-                check_branch(slug, pattern, bool(spec[slug].get("ignore_case", True)))
+            try:
+                for pattern in proposed:
+                    check_branch(slug, pattern, bool(spec[slug].get("ignore_case", True)))
+            except WorkbenchError as exc:
+                print(f"!! {exc}", file=sys.stderr)
+                return 2
         before, after = score(spec, books, proposals, sorted(spec))
-        truth = list(books.held_out.values())
         print(f"{args.name} as a new book, {len(books.labels)} labelled (seed {args.seed}); scored on the other "
-              f"{len(truth)} labelled problems, rules without anything written from it -> with {sum(map(len, proposals.values()))} "
+              f"{len(books.held_out)} labelled problems, rules without anything written from it -> with {sum(map(len, proposals.values()))} "
               f"proposed branch(es) from {path.name}:")
         print(f"  FN {100 * (before.fn_rate or 0):.2f}% -> {100 * (after.fn_rate or 0):.2f}%, FP {100 * (before.fp_rate or 0):.2f}% -> {100 * (after.fp_rate or 0):.2f}%")
         for name, ev in (("before", before), ("after", after)):

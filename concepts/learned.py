@@ -135,7 +135,8 @@ def best_thresholds(
         tp = rule_tp + added_tp
         fp = rule_fp + np.cumsum(~t)
         f1 = 2 * tp / (2 * tp + fp + (positives - tp))
-        # A cut is only possible between different probabilities, and must add more right than wrong.
+        # A cut is only possible between different probabilities, and must keep at least
+        # min_added_precision of what it adds right (0.5: at least as many right as wrong).
         valid = np.append(p[1:] < p[:-1], True) if len(p) else np.zeros(0, bool)
         valid &= added_tp >= min_added_precision * np.arange(1, len(p) + 1)
         f1 = np.where(valid, f1, -1.0)

@@ -397,10 +397,8 @@ def _hybrid_execute(run_id: int, started: float) -> None:
             rows.append(ExtractedConcept(run_id=run_id, problem_id=ids[i], concept_id=concept_ids[slugs[j]], probability=float(result.probabilities[i, j])))
     # What the learned half added to labelled problems, each from a model that never saw its labels:
     # the honest measure of whether it helps this bank (shown on the run's page).
-    right = wrong = 0
-    for k, pid in enumerate(labelled):
-        for j in result.predicted[row[pid]]:
-            right, wrong = (right + 1, wrong) if truth[k, j] else (right, wrong + 1)
+    added_to_labelled = [bool(truth[k, j]) for k, pid in enumerate(labelled) for j in result.predicted[row[pid]]]
+    right, wrong = sum(added_to_labelled), added_to_labelled.count(False)
     details = {
         "model": learned.MODEL_NAME,
         "config": asdict(config),

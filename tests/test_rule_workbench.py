@@ -201,6 +201,10 @@ def test_a_new_book_shows_k_labels_and_scores_only_on_the_others(capsys: pytest.
     assert f"scored on the other {len(truth) - 30} labelled problems" in out
     fn = re.search(r"FN ([\d.]+)% -> ([\d.]+)%, FP ([\d.]+)% -> ([\d.]+)%", out)
     assert fn and float(fn.group(2)) < float(fn.group(1)) and float(fn.group(4)) > float(fn.group(3))
+    # A bad branch is named, not a traceback.
+    proposals.write_text(json.dumps({slug: ["(unclosed"]}), encoding="utf-8")
+    assert rule_workbench.main(["gs", "score", "--new-book", "30", "--proposals", str(proposals)]) == 2
+    assert f"!! {slug}: branch '(unclosed'" in capsys.readouterr().err
     # Never merged, and score needs a new book.
     assert rule_workbench.main(["gs", "merge", "--new-book", "30", "--proposals", str(proposals)]) == 2
     assert "measured (score), not merged" in capsys.readouterr().err
