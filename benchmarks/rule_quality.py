@@ -85,17 +85,14 @@ def dev_book(book: str) -> tuple[list[str], list[str], list[set[str]]]:
 def measure(texts: list[str], truth: list[set[str]], concepts: list[str], compiled: extraction.CompiledRules) -> dict:
     predicted = extraction.extract_many(texts, compiled)
     ev = extraction.evaluate(predicted, truth, concepts)
-    tp = sum(len(p & t) for p, t in zip(predicted, truth))
-    positives = sum(len(t) for t in truth)
-    found = sum(len(p) for p in predicted)
     return {
         "problems": len(texts),
         "fn_rate": ev.fn_rate,
         "fp_rate": ev.fp_rate,
-        "micro_recall": tp / positives if positives else None,
+        "micro_recall": ev.micro_recall,
         # Of the concepts found on labelled problems, the share the labels hold (FP rates hide how
         # many wrong concepts a problem gets, and a wrong shared concept is what misleads similarity).
-        "micro_precision": tp / found if found else None,
+        "micro_precision": ev.micro_precision,
         "no_concept": sum(1 for p in predicted if not p) / len(texts) if texts else None,
         "concepts": ev.as_dict()["concepts"],
         "_predicted": predicted,
@@ -218,16 +215,13 @@ def main(argv: list[str] | None = None) -> int:
 def print_transfer(concepts: list[str], sets: dict[str, tuple[list[str], list[set[str]]]]) -> None:
     from benchmarks.rule_workbench import BLIND_PASS, blind_pass, transfer
 
-    def total(ev: extraction.Evaluation, key: str) -> int:
-        return sum(getattr(s, key) for s in ev.concepts.values())
-
     print(f"\nblind pass ({BLIND_PASS.relative_to(ROOT)}): the rules each author saw, without -> with its branches;"
           " per set FN, FP, and the labelled concepts its branches add right / wrong; * its own set")
     for origin, by_set in transfer(demo_rule_branches(), blind_pass(), sets, concepts).items():
         print(f"  {origin}")
         for name, (a, b) in by_set.items():
             print(f"    {name + ('*' if name == origin else ''):15} FN {pct(a.fn_rate)} -> {pct(b.fn_rate)}, FP {pct(a.fp_rate)} -> {pct(b.fp_rate)}, "
-                  f"+{total(b, 'tp') - total(a, 'tp')} right / +{total(b, 'fp') - total(a, 'fp')} wrong")
+                  f"+{b.total('tp') - a.total('tp')} right / +{b.total('fp') - a.total('fp')} wrong")
 
 
 def concept_matrix(concept_sets: "list", slugs: list[str], dtype: type) -> "np.ndarray":

@@ -260,10 +260,8 @@ def main(argv: list[str] | None = None) -> int:
               f"proposed branch(es) from {path.name}:")
         print(f"  FN {100 * (before.fn_rate or 0):.2f}% -> {100 * (after.fn_rate or 0):.2f}%, FP {100 * (before.fp_rate or 0):.2f}% -> {100 * (after.fp_rate or 0):.2f}%")
         for name, ev in (("before", before), ("after", after)):
-            tp = sum(c.tp for c in ev.concepts.values())
-            fp = sum(c.fp for c in ev.concepts.values())
-            fn = sum(c.fn for c in ev.concepts.values())
-            print(f"  {name:6} micro recall {100 * tp / max(tp + fn, 1):.1f}%, precision {100 * tp / max(tp + fp, 1):.1f}% ({tp} right, {fp} wrong, {fn} missed)")
+            print(f"  {name:6} micro recall {100 * (ev.micro_recall or 0):.1f}%, precision {100 * (ev.micro_precision or 0):.1f}% "
+                  f"({ev.total('tp')} right, {ev.total('fp')} wrong, {ev.total('fn')} missed)")
         return 0
     demo = [json.loads(line) for p in bank_files() for line in p.read_text(encoding="utf-8").splitlines() if line.strip()]
     base = extraction.compile_rules(visible_rules(spec, args.name, new_book=new_book))

@@ -524,6 +524,23 @@ class Evaluation:
     def fn_rate(self) -> float | None:
         return self._mean([s.fn_rate for s in self.concepts.values()])
 
+    def total(self, kind: str) -> int:
+        """TP, FP or FN (``kind`` "tp", "fp", "fn") summed over concepts."""
+        return sum(getattr(s, kind) for s in self.concepts.values())
+
+    @property
+    def micro_recall(self) -> float | None:
+        """Of all labelled concepts, the share found (pooled over concepts)."""
+        tp, fn = self.total("tp"), self.total("fn")
+        return tp / (tp + fn) if tp + fn else None
+
+    @property
+    def micro_precision(self) -> float | None:
+        """Of all concepts found, the share the labels hold. Per-concept FP rates stay small even when
+        many found concepts are wrong (each concept has many negatives)."""
+        tp, fp = self.total("tp"), self.total("fp")
+        return tp / (tp + fp) if tp + fp else None
+
     def as_dict(self) -> dict[str, object]:
         return {
             "problems": self.problems,

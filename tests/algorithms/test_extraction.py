@@ -148,6 +148,10 @@ def test_evaluate_on_a_hand_computed_case() -> None:
     assert result.fp_rate == pytest.approx((2 / 3 + 0 + 0) / 3)
     assert result.fn_rate == pytest.approx((1 / 2 + 0) / 2)
     assert result.as_dict()["average"] == {"fp_rate": result.fp_rate, "fn_rate": result.fn_rate}
+    # Pooled over concepts: 3 right, 2 wrong, 1 missed.
+    assert (result.total("tp"), result.total("fp"), result.total("fn")) == (3, 2, 1)
+    assert (result.micro_recall, result.micro_precision) == (3 / 4, 3 / 5)
+    assert evaluate([set()], [set()], ["a"]).micro_precision is None
 
 
 def test_evaluate_refuses_mismatched_lengths() -> None:
