@@ -30,6 +30,9 @@ author's: FN / FP on the labelled problems the author did not see, without and w
 A new-book pass is measured, not merged.
     .venv/bin/python benchmarks/rule_workbench.py NAME status --new-book 30
     .venv/bin/python benchmarks/rule_workbench.py NAME score --new-book 30
+``--pick fewest`` labels first the K problems where those rules find the fewest concepts, as a course
+labelling from the "no rule matches" queue would; ``score --unseen-by PICK:SEED`` keeps only problems
+that another draw's author did not see either, so that two passes are compared on the same problems.
 
 Plain Python, no Django. Problem text is read from ../shared/data (or $PROB2VEC_SHARED_DATA) and never stored.
 """
@@ -169,9 +172,15 @@ class Collection:
     held_out: dict[str, set[str]] = field(default_factory=dict)  # labels kept from the author (new book)
 
 
-def collection(name: str, new_book: int = 0, seed: int = 0) -> Collection:
+PICKS = ("random", "fewest")
+
+
+def collection(name: str, new_book: int = 0, seed: int = 0, pick: str = "random") -> Collection:
     """A dev set's problems as its author may read them: a genre collection loses its test split; a new
-    book (``new_book`` = K > 0) shows the labels of K problems drawn with ``seed`` and holds out the rest."""
+    book (``new_book`` = K > 0) shows the labels of K problems and holds out the rest. ``pick`` says which
+    K a course labels first: ``random`` (drawn with ``seed``), or ``fewest``: those where the rules it
+    starts from find the fewest concepts (the labelling page's "no rule matches" queue first; ties drawn
+    with ``seed``)."""
     folder = DEV_SETS[name]
     hidden = test_ids(devsets.GENRE_DEV_OF[folder]) if folder in devsets.GENRE_DEV_OF else set()
     records = [r for r in devsets.book_problems(folder) if r["id"] not in hidden]
@@ -180,7 +189,16 @@ def collection(name: str, new_book: int = 0, seed: int = 0) -> Collection:
     held_out: dict[str, set[str]] = {}
     if new_book:
         labelled = sorted(truth)
-        shown = set(random.Random(seed).sample(labelled, min(new_book, len(labelled))))
+        if pick == "fewest":
+            rules = extraction.compile_rules(visible_rules(json.loads(RULES_FILE.read_text(encoding="utf-8")), name, new_book=True))
+            row = {problem: i for i, problem in enumerate(ids)}
+            found = dict(zip(labelled, extraction.extract_many([records[row[i]]["text"] for i in labelled], rules)))
+            draw = random.Random(seed)
+            ties = {i: draw.random() for i in labelled}
+            order = sorted(labelled, key=lambda i: (len(found[i]), ties[i]))
+            shown = set(order[:new_book])
+        else:
+            shown = set(random.Random(seed).sample(labelled, min(new_book, len(labelled))))
         held_out = {i: c for i, c in truth.items() if i not in shown}
         truth = {i: c for i, c in truth.items() if i in shown}
     return Collection(name, ids, [r["text"] for r in records], truth, held_out)
@@ -211,6 +229,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--proposals", type=Path)
     parser.add_argument("--new-book", type=int, default=0, metavar="K", help="a new book with K labelled problems (module doc)")
     parser.add_argument("--seed", type=int, default=0, help="which K problems are labelled (--new-book)")
+    parser.add_argument("--pick", choices=PICKS, default="random", help="which K a new book labels first: random, or where the rules find fewest (--new-book)")
+    parser.add_argument("--unseen-by", action="append", default=[], metavar="PICK:SEED",
+                        help="score: only on problems that the author of this other draw did not see either (to compare two passes on the same problems)")
     args = parser.parse_args(argv)
     new_book = args.new_book > 0
     if args.command == "score" and not new_book:
@@ -242,7 +263,13 @@ def main(argv: list[str] | None = None) -> int:
         print(f"skipped: {reason}")
         return 0
 
-    books = collection(args.name, args.new_book, args.seed)
+    books = collection(args.name, args.new_book, args.seed, args.pick)
+    for other in args.unseen_by:
+        other_pick, _, other_seed = other.partition(":")
+        if other_pick not in PICKS or not other_seed.isdigit():
+            parser.error(f"--unseen-by {other}: expected PICK:SEED with PICK one of {', '.join(PICKS)}")
+        seen = collection(args.name, args.new_book, int(other_seed), other_pick).labels
+        books.held_out = {i: c for i, c in books.held_out.items() if i not in seen}
     if args.command == "score":
         for slug, proposed in proposals.items():
             if slug not in spec:
@@ -255,7 +282,7 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"!! {exc}", file=sys.stderr)
                 return 2
         before, after = score(spec, books, proposals, sorted(spec))
-        print(f"{args.name} as a new book, {len(books.labels)} labelled (seed {args.seed}); scored on the other "
+        print(f"{args.name} as a new book, {len(books.labels)} labelled ({args.pick}, seed {args.seed}); scored on the other "
               f"{len(books.held_out)} labelled problems, rules without anything written from it -> with {sum(map(len, proposals.values()))} "
               f"proposed branch(es) from {path.name}:")
         print(f"  FN {100 * (before.fn_rate or 0):.2f}% -> {100 * (after.fn_rate or 0):.2f}%, FP {100 * (before.fp_rate or 0):.2f}% -> {100 * (after.fp_rate or 0):.2f}%")

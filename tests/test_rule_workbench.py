@@ -9,11 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks import devsets, rule_workbench
+from benchmarks import devsets, new_book_triplets, rule_workbench
+from benchmarks import devset_table1
 from benchmarks.devsets import sample_genre_dev
 from benchmarks.rule_workbench import WorkbenchError, blind_pass, merged, transfer, visible, visible_rules
 from concepts import extraction
-from problems.demo_course import demo_rule_branches
+from problems.demo_course import demo_rule_branches, demo_rules
 
 
 def spec() -> dict:
@@ -212,13 +213,43 @@ def test_a_new_book_shows_k_labels_and_scores_only_on_the_others(capsys: pytest.
         rule_workbench.main(["gs", "score"])
 
 
+def test_a_new_book_can_label_first_where_the_rules_find_fewest_concepts(capsys: pytest.CaptureFixture[str]) -> None:
+    reason = devsets.missing_reason(collections={"grinstead-snell-probability": "gs"})
+    if reason:
+        pytest.skip(reason)
+    books = rule_workbench.collection("gs", new_book=30, seed=0, pick="fewest")
+    rules = extraction.compile_rules(visible_rules(json.loads(rule_workbench.RULES_FILE.read_text(encoding="utf-8")), "gs", new_book=True))
+    row = {problem: i for i, problem in enumerate(books.ids)}
+
+    def found(ids: list[str]) -> list[int]:
+        return [len(f) for f in extraction.extract_many([books.texts[row[i]] for i in ids], rules)]
+
+    assert len(books.labels) == 30 and not set(books.labels) & set(books.held_out)
+    # Every problem labelled first has no more concepts found than any problem held out.
+    assert max(found(sorted(books.labels))) <= min(found(sorted(books.held_out)))
+    assert 0 not in found(sorted(books.held_out))  # every labelled problem where the rules find nothing comes first
+    # The seed only breaks ties; random stays the default.
+    assert rule_workbench.collection("gs", new_book=30, seed=0, pick="fewest").labels == books.labels
+    assert rule_workbench.collection("gs", new_book=30, seed=0).labels != books.labels
+    # Two passes are compared on the problems neither author saw.
+    either = set(books.labels) | set(rule_workbench.collection("gs", new_book=30, seed=0).labels)
+    unseen = len(devsets.labels("grinstead-snell-probability")) - len(either)
+    assert rule_workbench.main(["gs", "score", "--new-book", "30", "--unseen-by", "fewest:0", "--proposals", "/nonexistent.json"]) == 0
+    assert f"scored on the other {unseen} labelled problems" in capsys.readouterr().out
+    with pytest.raises(SystemExit):
+        rule_workbench.main(["gs", "score", "--new-book", "30", "--unseen-by", "fewest"])
+
+
 def test_the_recorded_new_book_pass_is_valid_and_lowers_fn_on_problems_its_authors_never_saw(capsys: pytest.CaptureFixture[str]) -> None:
     recorded = blind_pass(rule_workbench.NEW_BOOK_PASS)
     assert set(recorded) == {"openstax", "openintro", "gs"}
     rules = demo_rule_branches()
-    for origin, proposals in recorded.items():
-        for slug, branches in proposals.items():
-            assert merged({slug: {**rules[slug], "branches": []}}, {slug: branches}, origin)[1] == len(branches)
+    # The two later passes (stop 28): another author on the same 30 labels, and one on the 30 where the rules find fewest.
+    for passes in (recorded, blind_pass(rule_workbench.NEW_BOOK_PASS / "second-author"), blind_pass(rule_workbench.NEW_BOOK_PASS / "fewest-first")):
+        assert set(passes) == {"openstax", "openintro", "gs"}
+        for origin, proposals in passes.items():
+            for slug, branches in proposals.items():
+                assert merged({slug: {**rules[slug], "branches": []}}, {slug: branches}, origin)[1] == len(branches)
     reason = devsets.missing_reason(collections=devsets.BOOKS)
     if reason:
         pytest.skip(reason)
@@ -227,3 +258,37 @@ def test_the_recorded_new_book_pass_is_valid_and_lowers_fn_on_problems_its_autho
         assert rule_workbench.main([origin, "score", "--new-book", "30", "--proposals", str(path)]) == 0
         fn = re.search(r"FN ([\d.]+)% -> ([\d.]+)%, FP ([\d.]+)% -> ([\d.]+)%", capsys.readouterr().out)
         assert fn and float(fn.group(2)) < float(fn.group(1)) - 3 and float(fn.group(4)) < 1.0, fn
+
+
+def test_the_new_book_triplet_check_reads_pass_folders_and_names_a_bad_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "gs.json").write_text(json.dumps({"nchoosek": [r"\bways\b"]}), encoding="utf-8")
+    (tmp_path / "notes.txt").write_text("not a book", encoding="utf-8")
+    assert new_book_triplets.read_passes(tmp_path) == {"gs": {"nchoosek": [r"\bways\b"]}}
+    assert new_book_triplets.name_of(rule_workbench.NEW_BOOK_PASS / "fewest-first") == "new-book-pass/fewest-first"
+    (tmp_path / "openstax.json").write_text("{", encoding="utf-8")
+    with pytest.raises(ValueError, match="openstax.json: not valid JSON"):
+        new_book_triplets.read_passes(tmp_path)
+    if devsets.missing_reason():
+        return
+    assert new_book_triplets.main([str(tmp_path)]) == 2
+    assert "openstax.json: not valid JSON" in capsys.readouterr().err
+    assert new_book_triplets.main([str(tmp_path / "empty-folder")]) == 2
+
+
+def test_the_new_book_triplet_check_gives_each_book_its_own_pass_and_the_rules_without_it() -> None:
+    reason = devsets.missing_reason()
+    if reason:
+        pytest.skip(reason)
+    bank = devset_table1.load_bank()
+    strict = new_book_triplets.strict_sets(bank, {})
+    with_pass = new_book_triplets.strict_sets(bank, {"gs": {"nchoosek": [r"\bways\b"]}})
+    nchoosek = bank.slugs.index("nchoosek")
+    changed = {bank.books[i] for i, (a, b) in enumerate(zip(strict, with_pass)) if a != b}
+    assert changed == {"gs"}  # the pass reaches its own book only
+    assert sum(nchoosek in s for s in with_pass) > sum(nchoosek in s for s in strict)
+    # A book's problems go through the rules without any branch naming it; the demo's through every rule.
+    full = bank.sets(extraction.extract_many(bank.texts, extraction.compile_rules(
+        [extraction.Rule(s, str(v["pattern"]), bool(v["ignore_case"])) for s, v in sorted(demo_rules().items())])))
+    rows = {book: [i for i, b in enumerate(bank.books) if b == book] for book in ("demo", "gs")}
+    assert all(strict[i] == full[i] for i in rows["demo"])
+    assert sum(len(strict[i]) for i in rows["gs"]) < sum(len(full[i]) for i in rows["gs"])
