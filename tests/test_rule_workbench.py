@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks import devsets, new_book_triplets, rule_workbench
+from benchmarks import devsets, new_book_passes, rule_workbench
 from benchmarks import devset_table1
 from benchmarks.devsets import sample_genre_dev
 from benchmarks.rule_workbench import WorkbenchError, blind_pass, merged, transfer, visible, visible_rules
@@ -244,8 +244,10 @@ def test_the_recorded_new_book_pass_is_valid_and_lowers_fn_on_problems_its_autho
     recorded = blind_pass(rule_workbench.NEW_BOOK_PASS)
     assert set(recorded) == {"openstax", "openintro", "gs"}
     rules = demo_rule_branches()
-    # The two later passes (stop 28): another author on the same 30 labels, and one on the 30 where the rules find fewest.
-    for passes in (recorded, blind_pass(rule_workbench.NEW_BOOK_PASS / "second-author"), blind_pass(rule_workbench.NEW_BOOK_PASS / "fewest-first")):
+    # The later passes (stop 28), one folder each: other authors on the same 30 labels, or on the 30 where the rules find fewest.
+    later = [new_book_passes.read_pass(folder).books for folder in sorted(rule_workbench.NEW_BOOK_PASS.iterdir()) if folder.is_dir()]
+    assert len(later) >= 2
+    for passes in (recorded, *later):
         assert set(passes) == {"openstax", "openintro", "gs"}
         for origin, proposals in passes.items():
             for slug, branches in proposals.items():
@@ -260,28 +262,65 @@ def test_the_recorded_new_book_pass_is_valid_and_lowers_fn_on_problems_its_autho
         assert fn and float(fn.group(2)) < float(fn.group(1)) - 3 and float(fn.group(4)) < 1.0, fn
 
 
-def test_the_new_book_triplet_check_reads_pass_folders_and_names_a_bad_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_pass_folder_is_read_with_its_draw_and_a_bad_one_is_named(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     (tmp_path / "gs.json").write_text(json.dumps({"nchoosek": [r"\bways\b"]}), encoding="utf-8")
     (tmp_path / "notes.txt").write_text("not a book", encoding="utf-8")
-    assert new_book_triplets.read_passes(tmp_path) == {"gs": {"nchoosek": [r"\bways\b"]}}
-    assert new_book_triplets.name_of(rule_workbench.NEW_BOOK_PASS / "fewest-first") == "new-book-pass/fewest-first"
+    read = new_book_passes.read_pass(tmp_path)
+    assert read.books == {"gs": {"nchoosek": [r"\bways\b"]}} and read.draw == {"k": 30, "pick": "random", "seed": 0}
+    (tmp_path / "draw.json").write_text(json.dumps({"pick": "fewest", "seed": 2}), encoding="utf-8")
+    assert new_book_passes.read_pass(tmp_path).draw == {"k": 30, "pick": "fewest", "seed": 2}
+    assert new_book_passes.read_pass(rule_workbench.NEW_BOOK_PASS / "fewest-first").name == "new-book-pass/fewest-first"
+    (tmp_path / "draw.json").write_text(json.dumps({"pick": "best"}), encoding="utf-8")
+    with pytest.raises(ValueError, match="draw.json: expected"):
+        new_book_passes.read_pass(tmp_path)
+    (tmp_path / "draw.json").unlink()
     (tmp_path / "openstax.json").write_text("{", encoding="utf-8")
     with pytest.raises(ValueError, match="openstax.json: not valid JSON"):
-        new_book_triplets.read_passes(tmp_path)
+        new_book_passes.read_pass(tmp_path)
+    with pytest.raises(ValueError, match="no openstax.json, openintro.json, gs.json in it"):
+        new_book_passes.read_pass(tmp_path / "empty-folder")
     if devsets.missing_reason():
         return
-    assert new_book_triplets.main([str(tmp_path)]) == 2
+    assert new_book_passes.main([str(tmp_path), "--skip-triplets"]) == 2
     assert "openstax.json: not valid JSON" in capsys.readouterr().err
-    assert new_book_triplets.main([str(tmp_path / "empty-folder")]) == 2
 
 
-def test_the_new_book_triplet_check_gives_each_book_its_own_pass_and_the_rules_without_it() -> None:
+def test_passes_are_compared_on_the_problems_no_draw_showed(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    reason = devsets.missing_reason()
+    if reason:
+        pytest.skip(reason)
+    second = tmp_path / "fewest"
+    second.mkdir()
+    (second / "gs.json").write_text(json.dumps({"expectation": [r"\bexpected\b"]}), encoding="utf-8")
+    (second / "draw.json").write_text(json.dumps({"pick": "fewest", "seed": 0}), encoding="utf-8")
+    passes = [new_book_passes.read_pass(rule_workbench.NEW_BOOK_PASS), new_book_passes.read_pass(second)]
+    n, before, after = new_book_passes.recall_table(passes, "gs")
+    shown = set(rule_workbench.collection("gs", 30, 0).labels) | set(rule_workbench.collection("gs", 30, 0, "fewest").labels)
+    assert n == len(devsets.labels("grinstead-snell-probability")) - len(shown) and n < 101 - 30
+    assert set(after) == {"new-book-pass", str(second)}
+    assert all((ev.fn_rate or 0) < (before.fn_rate or 0) for ev in after.values())
+    assert new_book_passes.main([str(rule_workbench.NEW_BOOK_PASS), str(second), "--skip-triplets"]) == 0
+    out = capsys.readouterr().out
+    assert f"gs: {n} labelled problems that no given draw showed" in out
+    assert "random: 1 author(s), FN off by" in out and "fewest: 1 author(s), FN off by" in out
+    # The held-out triplets: none of their three problems was shown by either draw.
+    bank = devset_table1.load_bank()
+    masks = new_book_passes.unseen_triplets(bank, passes)
+    rows = [i for i, b in enumerate(bank.books) if b == "gs"]
+    ids = [r["id"] for r in devsets.book_problems("grinstead-snell-probability")]
+    shown_rows = {row for row, problem in zip(rows, ids) if problem in shown}
+    kept = bank.triplets["gs"][masks["gs"]].tolist()
+    assert 0 < len(kept) < len(bank.triplets["gs"]) and not any(set(t) & shown_rows for t in kept)
+    assert all(set(t) & shown_rows for t in bank.triplets["gs"][~masks["gs"]].tolist())
+
+
+def test_the_triplet_check_gives_each_book_its_own_pass_and_the_rules_without_it() -> None:
     reason = devsets.missing_reason()
     if reason:
         pytest.skip(reason)
     bank = devset_table1.load_bank()
-    strict = new_book_triplets.strict_sets(bank, {})
-    with_pass = new_book_triplets.strict_sets(bank, {"gs": {"nchoosek": [r"\bways\b"]}})
+    strict = new_book_passes.strict_sets(bank, {})
+    with_pass = new_book_passes.strict_sets(bank, {"gs": {"nchoosek": [r"\bways\b"]}})
     nchoosek = bank.slugs.index("nchoosek")
     changed = {bank.books[i] for i, (a, b) in enumerate(zip(strict, with_pass)) if a != b}
     assert changed == {"gs"}  # the pass reaches its own book only
