@@ -520,11 +520,12 @@ def _label_sets_by_problem(problem_ids: list[int] | None = None) -> dict[int, di
     return out
 
 
-def _label_queue(*, queue: str, user: Any) -> QuerySet[Problem]:
-    """The problems of a labelling queue, unordered (ordering and counting are the caller's)."""
+def _label_queue(*, queue: str, user: Any, collection: str = "") -> QuerySet[Problem]:
+    """The problems of a labelling queue, unordered (ordering and counting are the caller's); with
+    ``collection``, only that collection's (a course that has just imported a book labels that book)."""
     from concepts.models import LabelResolution, LabelSet
 
-    problems = Problem.objects.all()
+    problems = Problem.objects.filter(collection=collection) if collection else Problem.objects.all()
     if queue == "mine":
         return problems.exclude(label_sets__annotator=user)
     if queue == "unlabelled":
@@ -558,13 +559,14 @@ def _label_queue(*, queue: str, user: Any) -> QuerySet[Problem]:
     raise Http404("No such queue")
 
 
-def label_queue_ids(*, queue: str, user: Any) -> list[int]:
-    """Problem ids in a labelling queue, in bank order."""
-    return list(_label_queue(queue=queue, user=user).order_by("module__order", "collection", "source_id").values_list("id", flat=True))
+def label_queue_ids(*, queue: str, user: Any, collection: str = "") -> list[int]:
+    """Problem ids in a labelling queue (of one collection, if given), in bank order."""
+    problems = _label_queue(queue=queue, user=user, collection=collection)
+    return list(problems.order_by("module__order", "collection", "source_id").values_list("id", flat=True))
 
 
-def label_queue_counts(user: Any) -> dict[str, int]:
-    return {queue: _label_queue(queue=queue, user=user).count() for queue in LABEL_QUEUES}
+def label_queue_counts(user: Any, collection: str = "") -> dict[str, int]:
+    return {queue: _label_queue(queue=queue, user=user, collection=collection).count() for queue in LABEL_QUEUES}
 
 
 @dataclass

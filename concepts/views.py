@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import urlencode
 
 from django.contrib import messages
 from django.http import Http404, HttpRequest, HttpResponse
@@ -371,14 +372,35 @@ def report_drilldown(request: HttpRequest, pk: int, slug: str, kind: str) -> Htt
 # --- expert labels ------------------------------------------------------------------------------
 
 
+def _label_scope(request: HttpRequest) -> tuple[str, str]:
+    """The queue and collection a labelling page works through (GET or POST), made safe: an unknown
+    queue is "mine", an unknown collection is every collection."""
+    from concepts.selectors import LABEL_QUEUES
+    from problems.selectors import problem_collections
+
+    queue = request.GET.get("queue") or request.POST.get("queue") or "mine"
+    collection = request.GET.get("collection") or request.POST.get("collection") or ""
+    return (queue if queue in LABEL_QUEUES else "mine"), (collection if collection in problem_collections() else "")
+
+
+def _label_url(pk: int, queue: str, collection: str) -> str:
+    return f"{reverse('concepts:label', args=[pk])}?{_scope_query(queue, collection)}"
+
+
+def _scope_query(queue: str, collection: str) -> str:
+    return urlencode({"queue": queue, **({"collection": collection} if collection else {})})
+
+
 @permission_required("concepts.add_labelset")
 @require_GET
 def label_home(request: HttpRequest) -> HttpResponse:
     from concepts.selectors import LABEL_QUEUES, label_queue_counts
+    from problems.selectors import problem_collections
 
-    counts = label_queue_counts(request.user)
-    queues = [(key, title, counts[key]) for key, title in LABEL_QUEUES.items()]
-    return render(request, "concepts/label_home.html", {"queues": queues})
+    _, collection = _label_scope(request)
+    counts = label_queue_counts(request.user, collection)
+    queues = [(key, title, counts[key], _scope_query(key, collection)) for key, title in LABEL_QUEUES.items()]
+    return render(request, "concepts/label_home.html", {"queues": queues, "collection": collection, "collections": problem_collections()})
 
 
 def _queue_neighbours(ids: list[int], pk: int) -> tuple[int | None, int | None, int]:
@@ -394,12 +416,12 @@ def _queue_neighbours(ids: list[int], pk: int) -> tuple[int | None, int | None, 
 def label_next(request: HttpRequest) -> HttpResponse:
     from concepts.selectors import label_queue_ids
 
-    queue = request.GET.get("queue", "mine")
-    ids = label_queue_ids(queue=queue, user=request.user)
+    queue, collection = _label_scope(request)
+    ids = label_queue_ids(queue=queue, user=request.user, collection=collection)
     if not ids:
         messages.success(request, "This queue is empty.")
-        return redirect("concepts:label-home")
-    return redirect(f"{reverse('concepts:label', args=[ids[0]])}?queue={queue}")
+        return redirect(f"{reverse('concepts:label-home')}{'?' + urlencode({'collection': collection}) if collection else ''}")
+    return redirect(_label_url(ids[0], queue, collection))
 
 
 @permission_required("concepts.add_labelset")
@@ -411,9 +433,7 @@ def label_problem(request: HttpRequest, pk: int) -> HttpResponse:
     from problems.selectors import problem_get_for_user
 
     problem = problem_get_for_user(request.user, pk)
-    queue = request.GET.get("queue") or request.POST.get("queue") or "mine"
-    if queue not in LABEL_QUEUES:
-        queue = "mine"
+    queue, collection = _label_scope(request)
     can_resolve = request.user.has_perm("concepts.resolve_labels")
     conflict, checked = None, None
     if request.method == "POST":
@@ -436,16 +456,16 @@ def label_problem(request: HttpRequest, pk: int) -> HttpResponse:
                 messages.success(request, f"Saved {len(concepts)} label{'s' if len(concepts) != 1 else ''}.")
         except LabelsRejected as exc:
             messages.error(request, str(exc).capitalize() + ".")
-            return redirect(f"{reverse('concepts:label', args=[pk])}?queue={queue}")
+            return redirect(_label_url(pk, queue, collection))
         except LabelsConflict as exc:
             # Re-render with the submitted choice still ticked and the current versions as the new base.
             conflict, checked = exc, sorted(c.slug for c in concepts)
         else:
-            ids = label_queue_ids(queue=queue, user=request.user)
+            ids = label_queue_ids(queue=queue, user=request.user, collection=collection)
             _, following, _ = _queue_neighbours(ids, pk)
             target = following if request.POST.get("then") != "stay" and following else pk
-            return redirect(f"{reverse('concepts:label', args=[target])}?queue={queue}")
-    ids = label_queue_ids(queue=queue, user=request.user)
+            return redirect(_label_url(target, queue, collection))
+    ids = label_queue_ids(queue=queue, user=request.user, collection=collection)
     previous, following, position = _queue_neighbours(ids, pk)
     page = label_page(problem=problem, user=request.user, show_others=can_resolve)
     return render(
@@ -459,6 +479,8 @@ def label_problem(request: HttpRequest, pk: int) -> HttpResponse:
             "checked": (page.resolution_start if can_resolve else page.mine) if checked is None else checked,
             "picker": concepts_for_picker(),
             "queue": queue,
+            "collection": collection,
+            "scope_query": _scope_query(queue, collection),
             "queue_title": LABEL_QUEUES[queue],
             "queue_size": len(ids),
             "position": position,

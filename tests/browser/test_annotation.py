@@ -37,6 +37,38 @@ def test_a_ta_labels_a_problem_with_the_keyboard_alone(
     assert page.locator("#prev-link").count() == 0  # the labelled problem has left the "not yet labelled by me" queue
 
 
+def test_a_ta_labels_a_new_book_where_no_rule_matches_and_keeps_to_that_book(
+    page: Any, live_server: Any, login: Any, alice: Any, problem_factory: Any, concept_factory: Any
+) -> None:
+    from concepts.models import GroundTruthLabel
+    from concepts.services import rule_save
+
+    rule_save(concept=concept_factory("nchoosek"), pattern=r"\\binom")
+    concept_factory("permutations")
+    problem_factory("Arrange 4 books on a shelf.", title="Ours", collection="week1")  # no rule matches it either
+    found = problem_factory("Choose 2 of 5: $\\binom{5}{2}$.", title="Found", collection="newbook")
+    first = problem_factory("In how many orders can 6 runners finish?", title="Runners", collection="newbook")
+    second = problem_factory("Seat 5 guests in a row.", title="Guests", collection="newbook")
+    login("alice")
+    page.goto(f"{live_server.url}/concepts/label/")
+    page.select_option("#label-collection-select", "newbook")
+    page.click("#label-collection button")
+    page.wait_for_url("**/concepts/label/?collection=newbook")
+    assert page.locator("#queue-norule").inner_text() == "2"  # Runners and Guests; Found has a rule concept
+    page.locator('a[href*="queue=norule"]').click()
+    page.wait_for_url(f"**/concepts/label/{first.pk}/?queue=norule&collection=newbook")
+    page.keyboard.type("permut")
+    page.wait_for_selector("#concept-options .option.default")
+    page.keyboard.press("Enter")
+    page.wait_for_selector('#chosen .chip[data-slug="permutations"]')
+    page.keyboard.press("Escape")
+    page.keyboard.press("s")  # save and go on in the same book's queue
+    page.wait_for_url(f"**/concepts/label/{second.pk}/?queue=norule&collection=newbook")
+    assert "No rule matches in newbook" in page.locator("main").inner_text()
+    assert list(GroundTruthLabel.objects.filter(problem=first).values_list("concept__slug", flat=True)) == ["permutations"]
+    assert found.pk not in (first.pk, second.pk)
+
+
 def test_a_ta_votes_on_a_triplet_and_the_head_ta_accepts_it(
     browser: Any, page: Any, live_server: Any, login: Any, alice: Any, bob: Any, hana: Any, problem_factory: Any
 ) -> None:

@@ -189,3 +189,38 @@ def test_import_labels_as_an_annotator(tmp_path: Path, problem_factory: Any, con
     p = problem_factory("x", collection="c", source_id="1")
     call_command("import_labels", str(write(tmp_path, [{"id": 1, "concepts": ["nchoosek"]}])), "--collection", "c", "--annotator", "alice", stdout=io.StringIO())
     assert LabelSet.objects.get().annotator == alice and truth(p) == {"nchoosek"}
+
+
+def test_a_queue_can_be_narrowed_to_one_collection(problem_factory: Any, concepts: dict[str, Any], alice: Any) -> None:
+    ours = problem_factory("a", collection="week1")
+    book = [problem_factory("b", collection="openstax"), problem_factory("c", collection="openstax")]
+    assert set(label_queue_ids(queue="unlabelled", user=alice)) == {ours.pk, *(p.pk for p in book)}
+    assert label_queue_ids(queue="unlabelled", user=alice, collection="openstax") == [p.pk for p in book]
+    labels_set(problem=book[0], annotator=alice, concepts=[concepts["nchoosek"]])
+    assert label_queue_ids(queue="unlabelled", user=alice, collection="openstax") == [book[1].pk]
+    assert label_queue_ids(queue="mine", user=alice, collection="week1") == [ours.pk]
+
+
+def test_the_labelling_pages_keep_to_the_collection_chosen(client: Any, problem_factory: Any, concepts: dict[str, Any], alice: Any) -> None:
+    problem_factory("a", collection="week1")
+    first, second = problem_factory("b", collection="openstax"), problem_factory("c", collection="openstax")
+    client.force_login(alice)
+    home = client.get(reverse("concepts:label-home"), {"collection": "openstax"}).content.decode()
+    assert 'id="queue-unlabelled">2<' in home and '<option value="openstax" selected>' in home
+    assert f'{reverse("concepts:label-next")}?queue=unlabelled&amp;collection=openstax' in home
+    start = client.get(reverse("concepts:label-next"), {"queue": "unlabelled", "collection": "openstax"})
+    assert start.status_code == 302 and start.url == f"{reverse('concepts:label', args=[first.pk])}?queue=unlabelled&collection=openstax"
+    page = client.get(start.url).content.decode()
+    assert "Unlabelled in openstax: 1 of 2" in page and 'name="collection" value="openstax"' in page
+    assert f'href="{reverse("concepts:label", args=[second.pk])}?queue=unlabelled&amp;collection=openstax" id="next-link"' in page or \
+        f'id="next-link" href="{reverse("concepts:label", args=[second.pk])}?queue=unlabelled&amp;collection=openstax"' in page
+    # Saving goes on to the next problem of the same collection and queue.
+    saved = client.post(start.url, {"concepts": ["nchoosek"], "queue": "unlabelled", "collection": "openstax"})
+    assert saved.status_code == 302 and saved.url == f"{reverse('concepts:label', args=[second.pk])}?queue=unlabelled&collection=openstax"
+    # An unknown collection means every collection, as before.
+    home = client.get(reverse("concepts:label-home"), {"collection": "no-such-book"}).content.decode()
+    assert 'id="queue-unlabelled">2<' in home and '<option value="" selected' not in home
+    # An empty queue of one collection goes back to that collection's queues.
+    client.post(reverse("concepts:label", args=[second.pk]), {"concepts": ["nchoosek"], "queue": "unlabelled", "collection": "openstax"})
+    empty = client.get(reverse("concepts:label-next"), {"queue": "unlabelled", "collection": "openstax"})
+    assert empty.status_code == 302 and empty.url == f"{reverse('concepts:label-home')}?collection=openstax"

@@ -279,6 +279,16 @@ def test_the_no_rule_queue_follows_the_rules_as_they_are_saved(client: Any, alic
     assert 'id="queue-norule">0<' in home  # avg1-3 and free now match; no extraction run needed
 
 
+def test_the_analysis_of_one_collection_links_to_that_collections_no_rule_queue(client: Any, alice: Any, analysed: Any, problem_factory: Any) -> None:
+    other = problem_factory("Nothing any rule knows.", collection="other")
+    client.force_login(alice)
+    page = client.get(reverse("concepts:rule-analysis"), {"collection": "other"}).content.decode()
+    assert f"{reverse('concepts:label-next')}?queue=norule&amp;collection=other" in page
+    assert f"{reverse('concepts:label', args=[other.pk])}?queue=norule&amp;collection=other" in page
+    start = client.get(reverse("concepts:label-next"), {"queue": "norule", "collection": "other"})
+    assert start.url == f"{reverse('concepts:label', args=[other.pk])}?queue=norule&collection=other"
+
+
 # --- the report drill-down's live preview --------------------------------------------------------------
 
 

@@ -153,6 +153,9 @@ def test_upload_page_imports_and_reports(client: Any, alice: Any, concept_factor
     )
     body = response.content.decode()
     assert "1 created" in body and "nope (1)" in body
+    # Where to start labelling the new collection: its queues, "No rule matches" first.
+    steps = body[body.index('id="label-next-steps"'):]
+    assert f'href="{reverse("concepts:label-home")}?collection=week1">week1</a>' in steps and "No rule matches" in steps
     p = Problem.objects.get()
     assert p.collection == "week1" and p.released and p.author == alice
 
