@@ -14,7 +14,10 @@ What it measures
        would have them without that book (every branch naming it left out), before and after the
        pass. Then, per kind of draw, the mean and SD over authors of the FN points the pass took off.
        One pass is one draw of an author: two authors with the same 30 labels have differed by 9
-       points on the same problems.
+       points on the same problems. ``--pooled`` also scores the authors' branches together (per kind
+       of draw, and every pass), as a course team that each wrote a pass would have them; each branch
+       is matched as a rule of its own, so a pool is measured even where the joined rule would be
+       over the editor's 2,000 characters (those concepts are named).
     2. Triplets (unless ``--skip-triplets``). More concepts found has not always meant better similar
        problems (README, *The starter rules*). The bank of ``devset_table1.py`` (the demo course and
        the three dev books) is embedded with each book's problems through the rules without it, as
@@ -28,7 +31,7 @@ What it measures
        carry to problems its author never read.
 
 How to run (from the project folder; pure code, no database)
-    .venv/bin/python benchmarks/new_book_passes.py benchmarks/devsets/new-book-pass benchmarks/devsets/new-book-pass/*/ [--seeds 5] [--skip-triplets]
+    .venv/bin/python benchmarks/new_book_passes.py benchmarks/devsets/new-book-pass benchmarks/devsets/new-book-pass/*/ [--seeds 5] [--skip-triplets] [--pooled]
 
 The books are read from ../shared/data (or $PROB2VEC_SHARED_DATA); MiniLM vectors are cached in
 benchmarks/out/ as by devset_table1.py.
@@ -93,7 +96,9 @@ def read_pass(folder: Path) -> Pass:
 
 
 def recall_table(passes: list[Pass], book: str) -> tuple[int, extraction.Evaluation, dict[str, extraction.Evaluation]]:
-    """Every pass of ``book`` scored on the labelled problems no given draw showed: (how many, before, after by pass)."""
+    """Every pass of ``book`` scored on the labelled problems no given draw showed: (how many, before, after by
+    pass, and by pool: "pool of <pick>" and "pool of every pass", with the concepts each pool takes over the
+    editor's limit in ``recall_table.too_long``)."""
     spec = json.loads(rule_workbench.RULES_FILE.read_text(encoding="utf-8"))
     mine = [p for p in passes if book in p.books]
     books = rule_workbench.collection(book)
@@ -109,6 +114,48 @@ def recall_table(passes: list[Pass], book: str) -> tuple[int, extraction.Evaluat
         without, with_pass = rule_workbench.score(spec, books, p.books[book], concepts)
         before, after[p.name] = without, with_pass
     return len(unseen), before, after  # type: ignore[return-value]
+
+
+def pooled_table(passes: list[Pass], book: str) -> dict[str, tuple[extraction.Evaluation, list[str]]]:
+    """The pools of ``book``'s passes on the same problems as :func:`recall_table`."""
+    spec = json.loads(rule_workbench.RULES_FILE.read_text(encoding="utf-8"))
+    books = rule_workbench.collection(book)
+    unseen = dict(books.labels)
+    for p in passes:
+        if book in p.books:
+            for i in rule_workbench.collection(book, p.draw["k"], p.draw["seed"], p.draw["pick"]).labels:
+                unseen.pop(i, None)
+    books.held_out = unseen
+    return {group: score_pooled(spec, books, proposals) for group, proposals in pooled(passes, book).items()}
+
+
+def pooled(passes: list[Pass], book: str) -> dict[str, dict[str, list[str]]]:
+    """Several authors' branches for ``book`` together: per kind of draw and over every pass ("every")."""
+    groups: dict[str, dict[str, list[str]]] = {}
+    for p in passes:
+        for group in (p.draw["pick"], "every"):
+            merged = groups.setdefault(group, {})
+            for slug, branches in p.books.get(book, {}).items():
+                merged.setdefault(slug, []).extend(b for b in branches if b not in merged[slug])
+    return groups
+
+
+def score_pooled(spec: dict, books: rule_workbench.Collection, proposals: dict[str, list[str]]) -> tuple[extraction.Evaluation, list[str]]:
+    """Pooled branches on the held-out problems, and the concepts whose rule they would take over the
+    editor's limit. Each proposed branch is matched as a rule of its own (the same concept's matches
+    are a union, so the result is the joined rule's), so a pool can be measured past that limit."""
+    visible = {rule.slug: rule.pattern for rule in rule_workbench.visible_rules(spec, books.name, new_book=True)}
+    too_long = sorted(
+        slug for slug, branches in proposals.items()
+        if len("|".join(([visible[slug]] if slug in visible else []) + branches)) > extraction.MAX_PATTERN_LENGTH
+    )
+    ignore_case = {slug: bool(rule.get("ignore_case", True)) for slug, rule in spec.items()}
+    rules = [extraction.Rule(slug, pattern, ignore_case[slug]) for slug, pattern in visible.items()]
+    rules += [extraction.Rule(slug, branch, ignore_case[slug]) for slug, branches in proposals.items() for branch in branches]
+    ids = sorted(books.held_out)
+    row = {problem: i for i, problem in enumerate(books.ids)}
+    found = extraction.extract_many([books.texts[row[i]] for i in ids], extraction.compile_rules(rules))
+    return extraction.evaluate(found, [books.held_out[i] for i in ids], sorted(spec)), too_long
 
 
 def strict_sets(bank: devset_table1.Bank, proposals: dict[str, dict[str, list[str]]]) -> list[list[int]]:
@@ -175,6 +222,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("folders", nargs="+", type=Path, help="pass folders, each with <book>.json files and optionally draw.json")
     parser.add_argument("--seeds", type=int, default=5, help="draws of Prob2Vec's ensemble to average")
     parser.add_argument("--skip-triplets", action="store_true", help="recall only")
+    parser.add_argument("--pooled", action="store_true", help="also: the authors' branches together, per kind of draw and all of them")
     args = parser.parse_args(argv)
     reason = devsets.missing_reason()
     if reason:
@@ -209,6 +257,12 @@ def main(argv: list[str] | None = None) -> int:
             spread = f", SD {statistics.stdev(d):.2f}" if len(d) > 1 else ""
             print(f"  {pick}: {len(d)} author(s), FN off by {statistics.mean(d):.2f} points on average{spread} (range {min(d):.2f} to {max(d):.2f}); "
                   f"micro recall up by {statistics.mean(gains[pick]):.2f}")
+        if args.pooled:
+            for group, (ev, too_long) in pooled_table(passes, book).items():
+                note = f"; joined, the rule of {', '.join(too_long)} would be over the editor's {extraction.MAX_PATTERN_LENGTH} characters" if too_long else ""
+                who = "all the passes" if group == "every" else f"the {group} draw's passes"
+                print(f"  pooled, {who} together: FN {pct(ev.fn_rate)}, micro recall "
+                      f"{pct(ev.micro_recall)}, precision {pct(ev.micro_precision)}{note}")
     if args.skip_triplets:
         return 0
     bank = devset_table1.load_bank()

@@ -281,7 +281,11 @@ def main(argv: list[str] | None = None) -> int:
             except WorkbenchError as exc:
                 print(f"!! {exc}", file=sys.stderr)
                 return 2
-        before, after = score(spec, books, proposals, sorted(spec))
+        try:
+            before, after = score(spec, books, proposals, sorted(spec))
+        except extraction.RuleError as exc:  # each branch is valid, the rule with all of them is not (too long)
+            print(f"!! {exc}", file=sys.stderr)
+            return 2
         print(f"{args.name} as a new book, {len(books.labels)} labelled ({args.pick}, seed {args.seed}); scored on the other "
               f"{len(books.held_out)} labelled problems, rules without anything written from it -> with {sum(map(len, proposals.values()))} "
               f"proposed branch(es) from {path.name}:")
@@ -292,7 +296,11 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     demo = [json.loads(line) for p in bank_files() for line in p.read_text(encoding="utf-8").splitlines() if line.strip()]
     base = extraction.compile_rules(visible_rules(spec, args.name, new_book=new_book))
-    now = extraction.compile_rules(visible_rules(spec, args.name, proposals, new_book=new_book))
+    try:
+        now = extraction.compile_rules(visible_rules(spec, args.name, proposals, new_book=new_book))
+    except extraction.RuleError as exc:
+        print(f"!! {exc}: the rule with your proposals cannot run; shorten or drop a branch", file=sys.stderr)
+        return 2
     found = extraction.extract_many(books.texts, now)
     labelled = [i for i, x in enumerate(books.ids) if x in books.labels]
 

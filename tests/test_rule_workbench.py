@@ -206,6 +206,12 @@ def test_a_new_book_shows_k_labels_and_scores_only_on_the_others(capsys: pytest.
     proposals.write_text(json.dumps({slug: ["(unclosed"]}), encoding="utf-8")
     assert rule_workbench.main(["gs", "score", "--new-book", "30", "--proposals", str(proposals)]) == 2
     assert f"!! {slug}: branch '(unclosed'" in capsys.readouterr().err
+    # Branches that are each valid but make the rule longer than the editor takes: named, for score and the rest.
+    proposals.write_text(json.dumps({slug: [rf"\bword{i}\b" for i in range(300)]}), encoding="utf-8")
+    assert rule_workbench.main(["gs", "score", "--new-book", "30", "--proposals", str(proposals)]) == 2
+    assert f"!! {slug}: the pattern is longer than" in capsys.readouterr().err
+    assert rule_workbench.main(["gs", "status", "--new-book", "30", "--proposals", str(proposals)]) == 2
+    assert "the rule with your proposals cannot run" in capsys.readouterr().err
     # Never merged, and score needs a new book.
     assert rule_workbench.main(["gs", "merge", "--new-book", "30", "--proposals", str(proposals)]) == 2
     assert "measured (score), not merged" in capsys.readouterr().err
@@ -331,3 +337,27 @@ def test_the_triplet_check_gives_each_book_its_own_pass_and_the_rules_without_it
     rows = {book: [i for i, b in enumerate(bank.books) if b == book] for book in ("demo", "gs")}
     assert all(strict[i] == full[i] for i in rows["demo"])
     assert sum(len(strict[i]) for i in rows["gs"]) < sum(len(full[i]) for i in rows["gs"])
+
+
+def test_pooled_passes_are_the_union_of_their_branches_even_past_the_editors_limit() -> None:
+    one = new_book_passes.Pass("a", {"k": 30, "pick": "random", "seed": 0}, {"gs": {"nchoosek": [r"\bways\b"], "expectation": [r"\bexpected\b"]}})
+    two = new_book_passes.Pass("b", {"k": 30, "pick": "fewest", "seed": 0}, {"gs": {"nchoosek": [r"\bways\b", r"\bcommittees?\b"]}})
+    pools = new_book_passes.pooled([one, two], "gs")
+    assert pools == {
+        "random": {"nchoosek": [r"\bways\b"], "expectation": [r"\bexpected\b"]},
+        "fewest": {"nchoosek": [r"\bways\b", r"\bcommittees?\b"]},
+        "every": {"nchoosek": [r"\bways\b", r"\bcommittees?\b"], "expectation": [r"\bexpected\b"]},
+    }
+    reason = devsets.missing_reason(collections={"grinstead-snell-probability": "gs"})
+    if reason:
+        pytest.skip(reason)
+    spec = json.loads(rule_workbench.RULES_FILE.read_text(encoding="utf-8"))
+    books = rule_workbench.collection("gs", 30, 0)
+    # Within the limit, a pool scores as the joined rule does.
+    pooled_ev, too_long = new_book_passes.score_pooled(spec, books, pools["every"])
+    joined_ev = rule_workbench.score(spec, books, pools["every"], sorted(spec))[1]
+    assert too_long == [] and (pooled_ev.fn_rate, pooled_ev.fp_rate) == (joined_ev.fn_rate, joined_ev.fp_rate)
+    # Past it, the pool is still measured, and the concept is named.
+    many = {"nchoosek": [rf"\bword{i}\b" for i in range(300)] + [r"\bways\b", r"\bcommittees?\b"]}
+    pooled_ev, too_long = new_book_passes.score_pooled(spec, books, many)
+    assert too_long == ["nchoosek"] and pooled_ev.concepts["nchoosek"].tp == joined_ev.concepts["nchoosek"].tp
