@@ -1,5 +1,5 @@
 // The rule editor (and the report drill-down's copy of it): a pattern box that grows with its
-// content, "Append" buttons that add a suggested branch to the pattern (the live preview then scores
+// content and counts its characters against the limit, "Append" buttons that add a suggested branch to the pattern (the live preview then scores
 // it), and a warning before leaving with changes that are not saved. Without JavaScript the "Append"
 // links open the editor previewing the appended pattern instead.
 (function () {
@@ -30,8 +30,21 @@
       }
     });
 
-    box.addEventListener("input", function () { autosize(box); });
+    // The pattern's length against the editor's limit (the box refuses to go past it), and a word
+    // when it is close: authors near the limit otherwise find their typing stopped without a reason.
+    var length = form.querySelector(".pattern-length");
+    var showLength = function () {
+      if (!length) return;
+      var limit = parseInt(length.dataset.limit, 10), near = box.value.length > limit - 200;
+      length.querySelector(".pattern-length-count").textContent = box.value.length;
+      length.classList.toggle("bad", near);
+      length.classList.toggle("muted", !near);
+      length.querySelector(".pattern-length-near").textContent = near
+        ? ": near the limit, so shorten a branch (one group for shared words) before adding more" : "";
+    };
+    box.addEventListener("input", function () { autosize(box); showLength(); });
     autosize(box);
+    showLength();
 
     document.addEventListener("click", function (event) {
       var link = event.target.closest("[data-append-branch]");

@@ -34,3 +34,23 @@ def test_a_ta_types_a_pattern_and_sees_matches_and_counts_update_live(
     page.wait_for_selector("#preview-error")
     assert "missing ), unterminated subpattern" in page.locator("#preview-error").inner_text()
     assert page.evaluate("window.__loaded") is True
+
+
+def test_the_pattern_box_counts_its_characters_as_you_type_and_warns_near_the_limit(
+    page: Any, live_server: Any, login: Any, alice: Any, problem_factory: Any, concept_factory: Any
+) -> None:
+    concept_factory("nchoosek")
+    problem_factory("Choose 2 of 5.", title="Words", labels=["nchoosek"])
+    login("alice")
+    page.goto(f"{live_server.url}/concepts/nchoosek/rule/")
+    counter = page.locator("#rule-form .pattern-length")
+    assert counter.inner_text() == "0 of 2000 characters"
+    page.fill("#id_pattern", "\\bchoose\\b")
+    page.wait_for_selector("#rule-form .pattern-length-count:text-is('10')")
+    assert "near the limit" not in counter.inner_text() and "muted" in (counter.get_attribute("class") or "")
+    page.fill("#id_pattern", "|".join(f"\\bword{i}\\b" for i in range(200))[:1850])
+    page.wait_for_selector("#rule-form .pattern-length-count:text-is('1850')")
+    assert "near the limit" in counter.inner_text() and "bad" in (counter.get_attribute("class") or "")
+    page.fill("#id_pattern", "\\bchoose\\b")  # shortened again: the warning goes
+    page.wait_for_selector("#rule-form .pattern-length-count:text-is('10')")
+    assert "near the limit" not in counter.inner_text()

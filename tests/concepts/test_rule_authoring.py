@@ -350,3 +350,18 @@ def test_a_new_label_changes_the_analysis_but_matches_no_rule_again(analysed: An
     monkeypatch.setattr(extraction, "matching", lambda *a, **k: pytest.fail("a rule was matched again"))
     after = selectors.rules_analysis()
     assert after.analysis.labelled == 8 and {r.slug: r.fn for r in after.analysis.rules}["sample-mean"] == 4
+
+
+def test_the_editor_counts_the_patterns_characters_and_warns_near_the_limit(client: Any, alice: Any, concept_factory: Any) -> None:
+    from concepts.extraction import MAX_PATTERN_LENGTH
+
+    rule_save(concept=concept_factory("short"), pattern=r"\bmean\b")
+    long_pattern = "|".join(rf"\bword{i}\b" for i in range(200))[: MAX_PATTERN_LENGTH - 50].rstrip("|\\")
+    rule_save(concept=concept_factory("long"), pattern=long_pattern)
+    client.force_login(alice)
+    short = client.get(reverse("concepts:rule-edit", args=["short"])).content.decode()
+    assert re.search(r'class="small pattern-length muted" data-limit="2000"[^>]*><span class="pattern-length-count">8</span> of 2000 characters', short)
+    assert "near the limit" not in short
+    page = client.get(reverse("concepts:rule-edit", args=["long"])).content.decode()
+    assert f'<span class="pattern-length-count">{len(long_pattern)}</span> of 2000 characters' in page
+    assert 'class="small pattern-length bad"' in page and "near the limit" in page
