@@ -95,30 +95,8 @@ def read_pass(folder: Path) -> Pass:
     return Pass(name_of(folder), draw, books)  # type: ignore[arg-type]
 
 
-def recall_table(passes: list[Pass], book: str) -> tuple[int, extraction.Evaluation, dict[str, extraction.Evaluation]]:
-    """Every pass of ``book`` scored on the labelled problems no given draw showed: (how many, before, after by
-    pass, and by pool: "pool of <pick>" and "pool of every pass", with the concepts each pool takes over the
-    editor's limit in ``recall_table.too_long``)."""
-    spec = json.loads(rule_workbench.RULES_FILE.read_text(encoding="utf-8"))
-    mine = [p for p in passes if book in p.books]
-    books = rule_workbench.collection(book)
-    unseen = dict(books.labels)
-    for p in mine:
-        for i in rule_workbench.collection(book, p.draw["k"], p.draw["seed"], p.draw["pick"]).labels:
-            unseen.pop(i, None)
-    books.held_out = unseen
-    concepts = sorted(spec)
-    before = None
-    after = {}
-    for p in mine:
-        without, with_pass = rule_workbench.score(spec, books, p.books[book], concepts)
-        before, after[p.name] = without, with_pass
-    return len(unseen), before, after  # type: ignore[return-value]
-
-
-def pooled_table(passes: list[Pass], book: str) -> dict[str, tuple[extraction.Evaluation, list[str]]]:
-    """The pools of ``book``'s passes on the same problems as :func:`recall_table`."""
-    spec = json.loads(rule_workbench.RULES_FILE.read_text(encoding="utf-8"))
+def unseen_by_all(passes: list[Pass], book: str) -> rule_workbench.Collection:
+    """``book`` with its held-out problems set to the labelled ones that no given pass's draw showed."""
     books = rule_workbench.collection(book)
     unseen = dict(books.labels)
     for p in passes:
@@ -126,17 +104,42 @@ def pooled_table(passes: list[Pass], book: str) -> dict[str, tuple[extraction.Ev
             for i in rule_workbench.collection(book, p.draw["k"], p.draw["seed"], p.draw["pick"]).labels:
                 unseen.pop(i, None)
     books.held_out = unseen
+    return books
+
+
+def recall_table(passes: list[Pass], book: str) -> tuple[int, extraction.Evaluation, dict[str, extraction.Evaluation]]:
+    """Every pass of ``book`` scored on the labelled problems no given draw showed: (how many, before any
+    pass, after each pass by name)."""
+    spec = json.loads(rule_workbench.RULES_FILE.read_text(encoding="utf-8"))
+    books = unseen_by_all(passes, book)
+    before = None
+    after = {}
+    for p in passes:
+        if book in p.books:
+            before, after[p.name] = rule_workbench.score(spec, books, p.books[book], sorted(spec))
+    return len(books.held_out), before, after  # type: ignore[return-value]
+
+
+def pooled_table(passes: list[Pass], book: str) -> dict[str, tuple[extraction.Evaluation, list[str]]]:
+    """The pools of ``book``'s passes on the same problems as :func:`recall_table`."""
+    spec = json.loads(rule_workbench.RULES_FILE.read_text(encoding="utf-8"))
+    books = unseen_by_all(passes, book)
     return {group: score_pooled(spec, books, proposals) for group, proposals in pooled(passes, book).items()}
 
 
 def pooled(passes: list[Pass], book: str) -> dict[str, dict[str, list[str]]]:
-    """Several authors' branches for ``book`` together: per kind of draw and over every pass ("every")."""
+    """Several authors' branches for ``book`` together, each once: per kind of draw, and of every pass ("every")."""
     groups: dict[str, dict[str, list[str]]] = {}
     for p in passes:
+        if book not in p.books:
+            continue
         for group in (p.draw["pick"], "every"):
             merged = groups.setdefault(group, {})
-            for slug, branches in p.books.get(book, {}).items():
-                merged.setdefault(slug, []).extend(b for b in branches if b not in merged[slug])
+            for slug, branches in p.books[book].items():
+                kept = merged.setdefault(slug, [])
+                for branch in branches:
+                    if branch not in kept:
+                        kept.append(branch)
     return groups
 
 
