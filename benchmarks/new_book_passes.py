@@ -51,11 +51,10 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from benchmarks import devsets, devset_table1, rule_workbench  # noqa: E402
+from benchmarks import devsets, devset_table1, rule_quality, rule_workbench  # noqa: E402
 from concepts import extraction  # noqa: E402  (pure)
 from embeddings.algorithms.methods import METHODS, embed  # noqa: E402  (pure)
 from embeddings.algorithms.metrics import triplet_correct  # noqa: E402
-from problems.demo_course import demo_rules  # noqa: E402
 
 BOOKS = ("openstax", "openintro", "gs")
 DEFAULT_DRAW = {"k": 30, "pick": "random", "seed": 0}
@@ -169,7 +168,7 @@ def strict_sets(bank: devset_table1.Bank, proposals: dict[str, dict[str, list[st
     for i, book in enumerate(bank.books):
         rows_of.setdefault(book, []).append(i)
     found: list[set[str]] = [set() for _ in bank.texts]
-    all_rules = extraction.compile_rules([extraction.Rule(s, str(v["pattern"]), bool(v["ignore_case"])) for s, v in sorted(demo_rules().items())])
+    all_rules = rule_quality.compiled_rules()
     for book, rows in rows_of.items():
         if book in BOOKS:
             rules = extraction.compile_rules(rule_workbench.visible_rules(spec, book, proposals.get(book, {}), new_book=True))

@@ -376,11 +376,12 @@ def _label_scope(request: HttpRequest) -> tuple[str, str]:
     """The queue and collection a labelling page works through (GET or POST), made safe: an unknown
     queue is "mine", an unknown collection is every collection."""
     from concepts.selectors import LABEL_QUEUES
-    from problems.selectors import problem_collections
+    from problems.models import Problem
 
     queue = request.GET.get("queue") or request.POST.get("queue") or "mine"
     collection = request.GET.get("collection") or request.POST.get("collection") or ""
-    return (queue if queue in LABEL_QUEUES else "mine"), (collection if collection in problem_collections() else "")
+    known = bool(collection) and Problem.objects.filter(collection=collection).exists()
+    return (queue if queue in LABEL_QUEUES else "mine"), (collection if known else "")
 
 
 def _label_url(pk: int, queue: str, collection: str) -> str:

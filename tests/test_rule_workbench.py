@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks import devsets, new_book_passes, rule_workbench
+from benchmarks import devsets, new_book_passes, rule_quality, rule_workbench
 from benchmarks import devset_table1
 from benchmarks.devsets import sample_genre_dev
 from benchmarks.rule_workbench import WorkbenchError, blind_pass, merged, transfer, visible, visible_rules
 from concepts import extraction
-from problems.demo_course import demo_rule_branches, demo_rules
+from problems.demo_course import demo_rule_branches
 
 
 def spec() -> dict:
@@ -332,8 +332,7 @@ def test_the_triplet_check_gives_each_book_its_own_pass_and_the_rules_without_it
     assert changed == {"gs"}  # the pass reaches its own book only
     assert sum(nchoosek in s for s in with_pass) > sum(nchoosek in s for s in strict)
     # A book's problems go through the rules without any branch naming it; the demo's through every rule.
-    full = bank.sets(extraction.extract_many(bank.texts, extraction.compile_rules(
-        [extraction.Rule(s, str(v["pattern"]), bool(v["ignore_case"])) for s, v in sorted(demo_rules().items())])))
+    full = bank.sets(extraction.extract_many(bank.texts, rule_quality.compiled_rules()))
     rows = {book: [i for i, b in enumerate(bank.books) if b == book] for book in ("demo", "gs")}
     assert all(strict[i] == full[i] for i in rows["demo"])
     assert sum(len(strict[i]) for i in rows["gs"]) < sum(len(full[i]) for i in rows["gs"])

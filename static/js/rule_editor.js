@@ -35,12 +35,11 @@
     var length = form.querySelector(".pattern-length");
     var showLength = function () {
       if (!length) return;
-      var limit = parseInt(length.dataset.limit, 10), near = box.value.length > limit - 200;
+      var near = box.value.length > parseInt(length.dataset.near, 10);
       length.querySelector(".pattern-length-count").textContent = box.value.length;
       length.classList.toggle("bad", near);
       length.classList.toggle("muted", !near);
-      length.querySelector(".pattern-length-near").textContent = near
-        ? ": near the limit, so shorten a branch (one group for shared words) before adding more" : "";
+      length.querySelector(".pattern-length-near").hidden = !near;
     };
     box.addEventListener("input", function () { autosize(box); showLength(); });
     autosize(box);

@@ -360,8 +360,8 @@ def test_the_editor_counts_the_patterns_characters_and_warns_near_the_limit(clie
     rule_save(concept=concept_factory("long"), pattern=long_pattern)
     client.force_login(alice)
     short = client.get(reverse("concepts:rule-edit", args=["short"])).content.decode()
-    assert re.search(r'class="small pattern-length muted" data-limit="2000"[^>]*><span class="pattern-length-count">8</span> of 2000 characters', short)
-    assert "near the limit" not in short
+    assert re.search(r'class="small pattern-length muted" data-near="1800"[^>]*><span class="pattern-length-count">8</span> of 2000 characters', short)
+    assert '<span class="pattern-length-near" hidden>: near the limit' in short  # the warning is there, hidden
     page = client.get(reverse("concepts:rule-edit", args=["long"])).content.decode()
     assert f'<span class="pattern-length-count">{len(long_pattern)}</span> of 2000 characters' in page
-    assert 'class="small pattern-length bad"' in page and "near the limit" in page
+    assert 'class="small pattern-length bad"' in page and '<span class="pattern-length-near">: near the limit' in page
