@@ -21,6 +21,7 @@ with the branches that have a gap.
 
 from __future__ import annotations
 
+import functools
 import re
 import time
 from dataclasses import dataclass, field
@@ -29,7 +30,14 @@ from typing import Callable, Iterable, Sequence
 import re2
 import regex
 
-MAX_PATTERN_LENGTH = 2000
+# A rule's longest pattern. It was 2,000 characters until stop 29, when three starter rules
+# (`binomial-distribution`, `nchoosek`, `counting-principle`) stood within 50 of it and 8 of 18
+# authors of the new-book passes ran into it: a TA could not append a branch to the rules that most
+# needed one. RE2 matches in linear time whatever the length; what a longer rule costs is measured
+# by `benchmarks/extract.py` (the live preview of a rule 100 characters short of the limit). Past about
+# 4,000 characters that preview no longer answers within its 100 ms on a 10,000-problem bank: the
+# cold DFA of a new pattern is built on every keystroke (stop 29: 9,000 characters took 170 ms at p95).
+MAX_PATTERN_LENGTH = 4_000
 DEFAULT_TIMEOUT = 0.25  # seconds per text for a fallback (backtracking) pattern
 # Seconds a fallback pattern may spend over all the texts of one pass (a preview, a save's check, an
 # extraction run): under the per-text limit, a pattern that takes 0.08 s on every problem would still
@@ -103,10 +111,17 @@ def _flagged(pattern: str, ignore_case: bool) -> str:
 
 def check_pattern(pattern: str, ignore_case: bool = True) -> str:
     """Validate a pattern; return the engine that will run it. Raise RuleError if unusable."""
+    return _checked(pattern, ignore_case)
+
+
+@functools.lru_cache(maxsize=256)
+def _checked(pattern: str, ignore_case: bool) -> str:
+    # Cached: a preview checks the pattern and then matches it (which checks it again), and an
+    # unchanged pattern is checked again on each save, preview and extraction run. Errors are not cached.
     if not pattern or not pattern.strip():
         raise RuleError("the pattern is empty")
     if len(pattern) > MAX_PATTERN_LENGTH:
-        raise RuleError(f"the pattern is longer than {MAX_PATTERN_LENGTH} characters")
+        raise RuleError(f"the pattern is longer than {MAX_PATTERN_LENGTH:,} characters")
     try:
         compiled = re.compile(pattern, re.ASCII | (re.IGNORECASE if ignore_case else 0))
     except re.error as exc:
@@ -281,6 +296,106 @@ def split_branches(pattern: str) -> list[Branch]:
         return [Branch(text, _has_gap(items)) for text, items in _alternatives(pattern)]
     except (_Unsure, re.error, RecursionError):
         return [Branch(pattern, True)]
+
+
+# --- The editor's form of a pattern: one branch per line ------------------------------------------
+#
+# A rule written for real text has dozens of branches; on one line it is a wall of 2,000 characters
+# nobody can read or diff. The editor shows each top-level branch on a line of its own and joins
+# the lines with `|` on the way back. What is stored, matched and exchanged (API, rules.json) stays
+# the one-line pattern.
+
+
+def _top_level_bars(pattern: str) -> list[int] | None:
+    """Where the pattern's top-level `|`s are; None if its brackets do not balance. Only escapes,
+    classes and parentheses are read, so this works for any syntax, lookaround included."""
+    bars, depth, i = [], 0, 0
+    while i < len(pattern):
+        c = pattern[i]
+        if c == "\\":
+            i += 2
+            continue
+        if c == "[":
+            j = i + 1
+            j += pattern[j : j + 1] == "^"
+            j += pattern[j : j + 1] == "]"
+            while j < len(pattern) and pattern[j] != "]":
+                j += 2 if pattern[j] == "\\" else 1
+            if j >= len(pattern):
+                return None
+            i = j + 1
+            continue
+        if c == "(":
+            depth += 1
+        elif c == ")":
+            depth -= 1
+            if depth < 0:
+                return None
+        elif c == "|" and depth == 0:
+            bars.append(i)
+        i += 1
+    return bars if depth == 0 else None
+
+
+def top_level_branches(pattern: str) -> list[str]:
+    """The pattern's top-level alternatives as written (joined with `|` they are the pattern); the
+    whole pattern as one when its brackets do not balance."""
+    bars = _top_level_bars(pattern)
+    if not bars:
+        return [pattern]
+    starts, ends = [0] + [b + 1 for b in bars], bars + [len(pattern)]
+    return [pattern[s:e] for s, e in zip(starts, ends)]
+
+
+def pattern_lines(pattern: str) -> str:
+    """The pattern as the editor shows it: its top-level branches one per line, so that
+    `join_lines(pattern_lines(p)) == p`. A pattern that would not come back the same (an empty
+    branch, a line break of its own, brackets that do not balance) is shown as it is."""
+    branches = top_level_branches(pattern)
+    if "\n" in pattern or "\r" in pattern or any(not branch.strip() for branch in branches):
+        return pattern
+    return "\n".join(branches)
+
+
+def _typed_lines(text: str) -> list[tuple[int, str]]:
+    """The editor's non-blank lines with their line numbers (from 1), line endings removed."""
+    lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    return [(number, line) for number, line in enumerate(lines, 1) if line.strip()]
+
+
+def join_lines(text: str) -> str:
+    """The pattern typed in the editor: its non-blank lines, each a branch, joined with `|`.
+    A one-line pattern comes back unchanged (a literal line break in a rule is written `\\n`)."""
+    return "|".join(line for _, line in _typed_lines(text))
+
+
+def where_in_lines(text: str, position: int) -> tuple[int, int] | None:
+    """The (line, column) from 1 and 0 of a position in `join_lines(text)`, for errors; None when
+    the text is one line (the position then reads as it is)."""
+    lines = _typed_lines(text)
+    if len(lines) < 2:
+        return None
+    start = 0
+    for number, line in lines:
+        if position <= start + len(line):
+            return number, position - start
+        start += len(line) + 1  # the `|` that joined the next line
+    return lines[-1][0], len(lines[-1][1])
+
+
+def check_lines(text: str, ignore_case: bool = True) -> None:
+    """Raise RuleError naming the line when a line typed in the editor is not a pattern on its own
+    (`(a` on one line and `b)` on the next would otherwise join into one group, not two branches)."""
+    lines = _typed_lines(text)
+    if len(lines) < 2:
+        return
+    for number, line in lines:
+        try:
+            re.compile(line, re.ASCII | (re.IGNORECASE if ignore_case else 0))
+        except re.error as exc:
+            raise RuleError(f"line {number}, column {(exc.pos or 0) + 1}: {exc.msg}") from None
+        if re.compile(line, re.ASCII).match(""):
+            raise RuleError(f"line {number}: this branch matches the empty string, so the rule would match every problem")
 
 
 # --- Compiling and matching ---------------------------------------------------------------------
@@ -467,12 +582,20 @@ def matching(
     pattern: str, ignore_case: bool, texts: Sequence[str], timeout: float = DEFAULT_TIMEOUT, budget: float | None = DEFAULT_BUDGET
 ) -> tuple[CompiledRules, list[int]]:
     """Indices of the texts one pattern matches, and the compiled pattern (slug "preview") for spans."""
-    compiled = compile_rules([Rule("preview", pattern, ignore_case)], timeout=timeout, budget=budget)
-    if compiled.engines["preview"] == ENGINE_RE2:
+    rule = Rule("preview", pattern, ignore_case)
+    engine = check_pattern(pattern, ignore_case)
+    if engine == ENGINE_RE2:
         # One rule alone has no other rules' states to multiply: its whole pattern in a set of one,
-        # whose Match is a single C call, cheaper than the re2 module's search wrapper.
+        # whose Match is a single C call, cheaper than the re2 module's search wrapper. The preview
+        # runs on every keystroke, so nothing else is built: not the branch split and the sets of
+        # `compile_rules` (a third of the time of a 4,000-character rule), only the pattern for spans.
+        compiled = CompiledRules(
+            slugs=["preview"], engines={"preview": engine}, set_slugs=["preview"],
+            single={"preview": _compile_single(rule, engine)}, timeout=timeout, budget=budget,
+        )
         match = _raw_match(_set_of([("preview", _flagged(pattern, ignore_case))], _re2_options().max_mem))
         return compiled, [i for i, text in enumerate(texts) if match(text.encode())]
+    compiled = compile_rules([rule], timeout=timeout, budget=budget)
     return compiled, [i for i, text in enumerate(texts) if extract(text, compiled, i)]
 
 

@@ -9,12 +9,24 @@ from problems.models import Module
 
 
 class PatternField(forms.CharField):
-    """A rule pattern, compiled on validation so errors show the engine's message and position."""
+    """A rule pattern as the editor shows it, one branch per line (`extraction.pattern_lines`):
+    cleaned into the one-line pattern that is stored (the lines joined with `|`), each line checked
+    on its own first so that an error names the line. The length limit is the stored pattern's."""
 
     def __init__(self, **kwargs: Any) -> None:
         kwargs.setdefault("max_length", extraction.MAX_PATTERN_LENGTH)
         kwargs.setdefault("strip", False)
         super().__init__(**kwargs)
+        # The box takes as many characters as the stored pattern may hold: a line break stands for a `|`.
+        self.widget.attrs.setdefault("maxlength", str(extraction.MAX_PATTERN_LENGTH))
+
+    def to_python(self, value: Any) -> str:
+        typed = super().to_python(value)
+        try:
+            extraction.check_lines(typed)
+        except extraction.RuleError as exc:
+            raise forms.ValidationError(f"Invalid pattern: {exc.message}", code="invalid_line") from None
+        return extraction.join_lines(typed)
 
 
 class RuleForm(forms.Form):
@@ -36,9 +48,15 @@ class RuleForm(forms.Form):
             try:
                 extraction.check_pattern(data["pattern"], data.get("ignore_case", False))
             except extraction.RuleError as exc:
-                where = f" (at position {exc.position})" if exc.position is not None else ""
-                self.add_error("pattern", f"Invalid pattern: {exc.message}{where}")
+                self.add_error("pattern", f"Invalid pattern: {exc.message}{self._where(exc.position)}")
         return data
+
+    def _where(self, position: int | None) -> str:
+        """Where in the box an error of the joined pattern is: its line and column when there are lines."""
+        if position is None:
+            return ""
+        at = extraction.where_in_lines(self.data.get("pattern", "") or "", position)
+        return f" (at position {position})" if at is None else f" (line {at[0]}, column {at[1] + 1})"
 
 
 class RulePreviewForm(forms.Form):

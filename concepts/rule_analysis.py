@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from itertools import combinations
 from typing import Mapping, Sequence
 
-from concepts.extraction import ConceptStats, split_branches
+from concepts.extraction import ConceptStats, pattern_lines
 
 MIN_POSITIVES = 3  # labelled positives each concept needs before "never labelled together" means anything
 EXAMPLES = 5  # problems kept per conflicting pair
@@ -208,7 +208,7 @@ class DiffLine:
 def rule_lines(pattern: str, ignore_case: bool, enabled: bool) -> list[str]:
     """A rule as lines to compare: one per top-level branch (a long rule is one line otherwise, and
     a diff of it says nothing), then its flags."""
-    branches = [b.text for b in split_branches(pattern)] if pattern else []
+    branches = pattern_lines(pattern).splitlines() if pattern else []
     return branches + [f"[ignore case: {'yes' if ignore_case else 'no'}]", f"[enabled: {'yes' if enabled else 'no'}]"]
 
 

@@ -98,7 +98,8 @@ def _when(moment: Any) -> str:
 
 
 def _rule_lines(pattern: str, flags: dict[str, bool]) -> list[str]:
-    return pattern.splitlines() + [f"[{name} = {'yes' if on else 'no'}]" for name, on in flags.items()]
+    # One line per branch, as the editor shows it: a one-line rule's diff would say only "it changed".
+    return extraction.pattern_lines(pattern).splitlines() + [f"[{name} = {'yes' if on else 'no'}]" for name, on in flags.items()]
 
 
 def rule_diff(*, saved: ConceptRule | None, pattern: str, ignore_case: bool, enabled: bool) -> str:

@@ -63,9 +63,11 @@ def _keep_query(*, ignore_case: bool, enabled: bool, base_version: Any, module_i
 
 
 def _preview_context(
-    concept: Any, pattern: str, ignore_case: bool, module_ids: list[int], *, suggest: bool = False, keep_query: str = ""
+    concept: Any, pattern: str, ignore_case: bool, module_ids: list[int], *, suggest: bool = False, keep_query: str = "",
+    typed: str = "",
 ) -> dict[str, Any]:
-    """The live panel's context. An empty pattern previews nothing (the panel is cleared).
+    """The live panel's context. An empty pattern previews nothing (the panel is cleared). `typed` is
+    the box's text (a branch per line), so that an error's position is given as its line and column.
 
     Mining the suggestions takes longer than the preview (up to half a second on 10,000 labelled
     problems), so htmx fetches them after each preview and after the page loads. A page without
@@ -76,7 +78,9 @@ def _preview_context(
     if keep_query:
         context["suggest_url"] = f"{reverse('concepts:rule-edit', args=[concept.slug])}?{urlencode({'pattern': pattern})}&{keep_query}"
     if pattern.strip():
-        context["preview"] = rule_preview(concept=concept, pattern=pattern, ignore_case=ignore_case, module_ids=module_ids)
+        context["preview"] = preview = rule_preview(concept=concept, pattern=pattern, ignore_case=ignore_case, module_ids=module_ids)
+        if preview.error and preview.position is not None:
+            context["error_line"] = extraction.where_in_lines(typed, preview.position)
     if suggest and not (context["preview"] and context["preview"].error):
         context["suggestions"] = rule_suggestions(concept=concept, pattern=pattern, ignore_case=ignore_case, module_ids=module_ids)
     return context
@@ -89,7 +93,8 @@ def rule_edit(request: HttpRequest, slug: str) -> HttpResponse:
     rule = ConceptRule.objects.select_related("updated_by").filter(concept=concept).first()
     initial: dict[str, Any] = {"base_version": rule.version if rule else 0}
     if rule:
-        initial.update(pattern=rule.pattern, ignore_case=rule.ignore_case, enabled=rule.enabled)
+        # The box holds one branch per line; what is saved is the one-line pattern (forms.PatternField).
+        initial.update(pattern=extraction.pattern_lines(rule.pattern), ignore_case=rule.ignore_case, enabled=rule.enabled)
     form = RuleForm(request.POST or None, initial=initial)
     module_ids = [m for m in map(whole_number, request.POST.getlist("modules") or request.GET.getlist("modules")) if m is not None]
     conflict = None
@@ -120,8 +125,12 @@ def rule_edit(request: HttpRequest, slug: str) -> HttpResponse:
                 form = RuleForm(resubmit, initial=initial)
     if request.method == "GET" and "pattern" in request.GET:
         # "Preview without JavaScript": the typed pattern comes back as a GET, previewed and not saved.
-        form = RuleForm(request.GET, initial=initial)
-    pattern = form.data.get("pattern", "") if form.is_bound else initial.get("pattern", "")
+        # An "Append" link carries the one-line pattern: shown, like a saved one, a branch per line.
+        query = request.GET.copy()
+        query["pattern"] = extraction.pattern_lines(extraction.join_lines(query["pattern"]))
+        form = RuleForm(query, initial=initial)
+    typed = form.data.get("pattern", "") if form.is_bound else initial.get("pattern", "")
+    pattern = extraction.join_lines(typed)
     ignore_case = bool(form.data.get("ignore_case")) if form.is_bound else initial.get("ignore_case", True)
     enabled = bool(form.data.get("enabled")) if form.is_bound else initial.get("enabled", True)
     base_version = form.data.get("base_version") if form.is_bound else initial["base_version"]
@@ -132,7 +141,7 @@ def rule_edit(request: HttpRequest, slug: str) -> HttpResponse:
         "modules": Module.objects.all(),
         "module_ids": module_ids,
         "conflict": conflict,
-        **_preview_context(concept, pattern, ignore_case, module_ids, suggest=request.GET.get("suggest") == "1", keep_query=keep),
+        **_preview_context(concept, pattern, ignore_case, module_ids, suggest=request.GET.get("suggest") == "1", keep_query=keep, typed=typed),
     }
     # A plain form POST (htmx only drives the preview), so the conflict can say 409 and still be a full page.
     return render(request, "concepts/rule_edit.html", context, status=409 if conflict else 200)
@@ -146,7 +155,9 @@ def rule_preview_view(request: HttpRequest) -> HttpResponse:
         return render(request, "concepts/_rule_preview.html", {"preview": None, "form_errors": form.errors})
     data = form.cleaned_data
     concept = concept_get(data["concept"])
-    context = _preview_context(concept, data["pattern"], data["ignore_case"], [m.id for m in data["modules"]])
+    context = _preview_context(
+        concept, data["pattern"], data["ignore_case"], [m.id for m in data["modules"]], typed=request.POST.get("pattern", "")
+    )
     # Errors come back with status 200 so htmx swaps them into the panel.
     return render(request, "concepts/_rule_preview.html", context)
 
@@ -157,7 +168,9 @@ def rule_suggestions_view(request: HttpRequest) -> HttpResponse:
     """The mined phrases and suggested branches for the pattern as typed (fetched after each preview)."""
     form = RulePreviewForm(request.POST)
     if not form.is_valid():
-        return render(request, "concepts/_rule_suggestions.html", {"suggestions": None, "form_errors": form.errors})
+        # A line that is not a pattern is the preview's to say (beside it); here, only other errors.
+        errors = {field: e for field, e in form.errors.items() if field != "pattern"}
+        return render(request, "concepts/_rule_suggestions.html", {"suggestions": None, "form_errors": errors, "pattern_error": "pattern" in form.errors})
     data = form.cleaned_data
     concept = concept_get(data["concept"])
     module_ids = [m.id for m in data["modules"]]
@@ -354,7 +367,7 @@ def report_drilldown(request: HttpRequest, pk: int, slug: str, kind: str) -> Htt
         problems, error = [], str(exc)
     rule = ConceptRule.objects.select_related("updated_by").filter(concept=concept).first()
     form = RuleForm(
-        initial={"pattern": rule.pattern if rule else "", "ignore_case": rule.ignore_case if rule else True,
+        initial={"pattern": extraction.pattern_lines(rule.pattern) if rule else "", "ignore_case": rule.ignore_case if rule else True,
                  "enabled": rule.enabled if rule else True, "base_version": rule.version if rule else 0}
     )
     # The same live preview as the editor, on the current rule, so the TA can fix it from here.

@@ -1,6 +1,7 @@
-// The rule editor (and the report drill-down's copy of it): a pattern box that grows with its
-// content and counts its characters against the limit, "Append" buttons that add a suggested branch to the pattern (the live preview then scores
-// it), and a warning before leaving with changes that are not saved. Without JavaScript the "Append"
+// The rule editor (and the report drill-down's copy of it): a pattern box, one branch per line, that
+// grows with its content and counts its characters against the limit, "Append" buttons that add a
+// suggested branch as a new line (the live preview then scores it), and a warning before leaving
+// with changes that are not saved. Without JavaScript the "Append"
 // links open the editor previewing the appended pattern instead.
 (function () {
   function autosize(box) {
@@ -50,7 +51,8 @@
       if (!link) return;
       event.preventDefault();
       var branch = link.getAttribute("data-append-branch");
-      box.value = box.value.trim() ? box.value + "|" + branch : branch;
+      // One branch per line (the server joins the lines with `|`).
+      box.value = box.value.trim() ? box.value.replace(/\s+$/, "") + "\n" + branch : branch;
       autosize(box);
       box.dispatchEvent(new Event("input", { bubbles: true }));  // htmx previews it like typing
       box.focus();

@@ -6,6 +6,7 @@ from typing import Any
 
 import pytest
 
+from concepts.models import ConceptRule
 from concepts.services import rule_save
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -37,7 +38,7 @@ def test_a_ta_appends_a_suggested_branch_sees_fn_fall_saves_and_sees_the_diff(
     suggestion = page.locator("#suggested-branches li").first
     assert "average" in suggestion.inner_text() and "+2 FN recovered" in suggestion.inner_text()
     suggestion.locator("a.append-branch").click()
-    assert page.input_value("#id_pattern") == r"\bsample mean\b|\baverage\b"
+    assert page.input_value("#id_pattern") == "\\bsample mean\\b\n\\baverage\\b"  # a new line: one branch per line
     page.wait_for_selector("#fn-count:text-is('FN 0')")  # the CSP refuses wait_for_function's eval
     assert "Missed (FN): 0" in page.locator("#preview-missed").inner_text()
     assert page.url.endswith("/concepts/sample-mean/rule/")  # appended in place, not a page load
@@ -45,6 +46,8 @@ def test_a_ta_appends_a_suggested_branch_sees_fn_fall_saves_and_sees_the_diff(
     page.fill("#id_message", "average")
     page.click("button:text('Save as new version')")
     page.wait_for_selector(".messages li")
+    assert ConceptRule.objects.get(concept__slug="sample-mean").pattern == r"\bsample mean\b|\baverage\b"  # saved joined
+    assert page.input_value("#id_pattern") == "\\bsample mean\\b\n\\baverage\\b"  # and shown a branch per line again
     page.click("text=history")
     diff = page.locator("#version-diff")
     assert "Version 1 → version 2" in diff.inner_text()

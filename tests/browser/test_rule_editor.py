@@ -33,6 +33,12 @@ def test_a_ta_types_a_pattern_and_sees_matches_and_counts_update_live(
     page.fill("#id_pattern", "(unclosed")
     page.wait_for_selector("#preview-error")
     assert "missing ), unterminated subpattern" in page.locator("#preview-error").inner_text()
+
+    # One branch per line: the lines are previewed as one pattern, and a bad line is named.
+    page.fill("#id_pattern", "\\\\binom\n\\bchoose\\b")
+    page.wait_for_selector("#matched-count:text-is('2')")
+    page.fill("#id_pattern", "\\\\binom\n(unclosed")
+    page.wait_for_selector("#rule-preview .errorlist:has-text('line 2, column 1: missing ), unterminated subpattern')")
     assert page.evaluate("window.__loaded") is True
 
 
@@ -44,12 +50,14 @@ def test_the_pattern_box_counts_its_characters_as_you_type_and_warns_near_the_li
     login("alice")
     page.goto(f"{live_server.url}/concepts/nchoosek/rule/")
     counter = page.locator("#rule-form .pattern-length")
-    assert counter.inner_text() == "0 of 2000 characters"
+    assert counter.inner_text() == "0 of 4,000 characters"
     page.fill("#id_pattern", "\\bchoose\\b")
     page.wait_for_selector("#rule-form .pattern-length-count:text-is('10')")
     assert "near the limit" not in counter.inner_text() and "muted" in (counter.get_attribute("class") or "")
-    page.fill("#id_pattern", "|".join(f"\\bword{i}\\b" for i in range(200))[:1850])
-    page.wait_for_selector("#rule-form .pattern-length-count:text-is('1850')")
+    # A branch per line: each line break counts as the `|` it stands for.
+    long_lines = "\n".join(f"\\bword{i}\\b" for i in range(400))[:3850]
+    page.fill("#id_pattern", long_lines)
+    page.wait_for_selector("#rule-form .pattern-length-count:text-is('3850')")
     assert "near the limit" in counter.inner_text() and "bad" in (counter.get_attribute("class") or "")
     page.fill("#id_pattern", "\\bchoose\\b")  # shortened again: the warning goes
     page.wait_for_selector("#rule-form .pattern-length-count:text-is('10')")
