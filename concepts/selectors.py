@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -113,6 +113,23 @@ class PreviewRow:
     verdict: str  # "tp", "fp" or "unlabelled"
 
 
+@dataclass(frozen=True)
+class BranchStat:
+    """One top-level branch of a previewed pattern (a line of the editor's box), over the bank."""
+
+    number: int  # from 1, in the order of the pattern (the box's non-blank lines)
+    text: str
+    matched: int
+    tp: int  # labelled problems of the concept it matches
+    fp: int  # labelled problems without the concept it matches
+    only_tp: int  # of its TP, those no other branch matches
+    only_matched: int  # problems no other branch matches
+
+    @property
+    def more_wrong_than_right(self) -> bool:
+        return self.fp > self.tp
+
+
 @dataclass
 class RulePreview:
     error: str = ""
@@ -130,11 +147,37 @@ class RulePreview:
     missed: list[PreviewRow] = field(default_factory=list)
     false_positive_ids: list[int] = field(default_factory=list)
     false_positives: list[PreviewRow] = field(default_factory=list)
+    # Each branch's share, for a pattern of two or more branches that RE2 runs (else empty).
+    branches: list[BranchStat] = field(default_factory=list)
+
+    @property
+    def branches_more_wrong(self) -> int:
+        return sum(b.more_wrong_than_right for b in self.branches)
+
+    @property
+    def branches_matching_nothing(self) -> int:
+        return sum(b.matched == 0 for b in self.branches)
 
 
 def _matching_ids(pattern: str, ignore_case: bool, bank: BankTexts) -> tuple[extraction.CompiledRules, set[int]]:
     compiled, found = extraction.matching(pattern, ignore_case, bank.texts, budget=settings.RULE_FALLBACK_BUDGET_SECONDS)
     return compiled, {bank.ids[i] for i in found}
+
+
+def _branch_stats(matches: extraction.BranchMatches, bank: BankTexts, truth: set[int]) -> list[BranchStat]:
+    """What each branch matches, right and wrong by the labels, and what it alone finds."""
+    branches_per_text = Counter(i for hits in matches.by_branch for i in hits)
+    stats = []
+    for number, (text, hits) in enumerate(zip(matches.branches, matches.by_branch), 1):
+        ids = [bank.ids[i] for i in hits]
+        labelled = [pid for pid in ids if pid in bank.labelled]
+        alone = [bank.ids[i] for i in hits if branches_per_text[i] == 1]
+        stats.append(BranchStat(
+            number=number, text=text, matched=len(ids),
+            tp=sum(pid in truth for pid in labelled), fp=sum(pid not in truth for pid in labelled),
+            only_tp=sum(pid in truth for pid in alone), only_matched=len(alone),
+        ))
+    return stats
 
 
 def rule_preview(*, concept: Concept, pattern: str, ignore_case: bool, module_ids: list[int] | None = None) -> RulePreview:
@@ -143,7 +186,8 @@ def rule_preview(*, concept: Concept, pattern: str, ignore_case: bool, module_id
     try:
         result.engine = extraction.check_pattern(pattern, ignore_case)
         bank = bank_texts(module_ids)
-        compiled, found = _matching_ids(pattern, ignore_case, bank)
+        matches = extraction.branch_matching(pattern, ignore_case, bank.texts, budget=settings.RULE_FALLBACK_BUDGET_SECONDS)
+        compiled, found = matches.compiled, {bank.ids[i] for i in matches.found}
     except extraction.RuleError as exc:
         result.error, result.position = exc.message, exc.position
         return result
@@ -158,6 +202,8 @@ def rule_preview(*, concept: Concept, pattern: str, ignore_case: bool, module_id
         return result
     truth = set(GroundTruthLabel.objects.filter(concept=concept).values_list("problem_id", flat=True))
     result.total, result.matched = len(bank.ids), len(found)
+    if len(matches.branches) > 1:
+        result.branches = _branch_stats(matches, bank, truth)
     predicted_labelled = {pid for pid in found if pid in bank.labelled}
     in_bank_truth = truth & set(bank.ids)
     tp = len(predicted_labelled & in_bank_truth)

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
 
 from concepts import extraction
 from concepts.extraction import RuleError, check_lines, join_lines, pattern_lines, split_branches, where_in_lines
-from problems.demo_course import demo_rules
+from problems.demo_course import bank_files, demo_rules
 
 
 def test_every_starter_rule_comes_back_the_same_through_the_editor() -> None:
@@ -78,3 +79,36 @@ def test_the_limit_is_on_the_saved_pattern_and_says_how_long_it_may_be() -> None
     assert len(fits) > 2000 and extraction.check_pattern(fits) == extraction.ENGINE_RE2
     with pytest.raises(RuleError, match="longer than 4,000 characters"):
         extraction.check_pattern("x" * (extraction.MAX_PATTERN_LENGTH + 1))
+
+
+# --- which branch matched: the preview's per-line table ---------------------------------------------
+
+
+def _demo_texts() -> list[str]:
+    return [json.loads(line)["text"] for path in bank_files() for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def test_matching_by_branch_finds_what_the_whole_pattern_finds_for_every_starter_rule() -> None:
+    texts = _demo_texts()
+    for slug, spec in demo_rules().items():
+        pattern, ignore_case = str(spec["pattern"]), bool(spec["ignore_case"])
+        result = extraction.branch_matching(pattern, ignore_case, texts)
+        whole = extraction.compile_rules([extraction.Rule(slug, pattern, ignore_case)])
+        assert result.found == [i for i, text in enumerate(texts) if extraction.extract(text, whole)], slug
+        assert result.branches == extraction.top_level_branches(pattern), slug
+        assert sorted({i for hits in result.by_branch for i in hits}) == result.found, slug
+        for branch, hits in zip(result.branches, result.by_branch):  # each branch's own matches
+            alone = re.compile(branch, re.ASCII | (re.IGNORECASE if ignore_case else 0))
+            assert hits == [i for i, text in enumerate(texts) if alone.search(text)], (slug, branch)
+
+
+def test_patterns_whose_branches_cannot_run_alone_are_matched_whole() -> None:
+    texts = ["Binom and choose", "nothing here", "choose"]
+    # Flags at the start apply to every branch: split, `Choose` would lose them.
+    flagged = extraction.branch_matching("(?i)Binom|Choose", False, texts)
+    assert flagged.found == [0, 2] and flagged.branches == ["(?i)Binom|Choose"]
+    # A backreference runs on the backtracking engine: matches, no branches.
+    backtracking = extraction.branch_matching(r"(choose)|\1x", True, texts)
+    assert backtracking.found == [0, 2] and backtracking.branches == [] and backtracking.by_branch == []
+    split = extraction.branch_matching(r"\bbinom\b|\bchoose\b", True, texts)
+    assert split.by_branch == [[0], [0, 2]] and extraction.matching(r"\bbinom\b|\bchoose\b", True, texts)[1] == [0, 2]

@@ -37,6 +37,11 @@ def test_a_ta_types_a_pattern_and_sees_matches_and_counts_update_live(
     # One branch per line: the lines are previewed as one pattern, and a bad line is named.
     page.fill("#id_pattern", "\\\\binom\n\\bchoose\\b")
     page.wait_for_selector("#matched-count:text-is('2')")
+    # Each line's share: what it matches, right and wrong, and what only it finds.
+    # (text_content: the table is folded while no branch is more often wrong than right)
+    rows = page.locator("#preview-branches tbody tr")
+    assert rows.count() == 2 and rows.nth(1).locator("td").nth(1).text_content() == "\\bchoose\\b"
+    assert [rows.nth(1).locator("td").nth(k).text_content() for k in (2, 3, 4, 5)] == ["2", "2", "0", "1"]
     page.fill("#id_pattern", "\\\\binom\n(unclosed")
     page.wait_for_selector("#rule-preview .errorlist:has-text('line 2, column 1: missing ), unterminated subpattern')")
     assert page.evaluate("window.__loaded") is True
