@@ -585,8 +585,9 @@ _LEADING_FLAGS = re.compile(r"\(\?[aiLmsux]+\)")
 class BranchMatches:
     """What one pattern matches over some texts, and which of its top-level branches matched each.
 
-    `by_branch[b]` lists the indices of the texts branch `b` matches; empty (`branches == []`) when
-    the pattern runs on the backtracking engine or RE2 cannot take its branches apart."""
+    `by_branch[b]` lists the indices of the texts branch `b` matches. A pattern RE2 cannot take
+    apart (leading flags, a branch it refuses alone) is one branch, the whole pattern; one on the
+    backtracking engine has none (`branches == []`)."""
 
     compiled: CompiledRules  # the pattern as slug "preview", for spans
     found: list[int]

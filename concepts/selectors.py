@@ -123,7 +123,6 @@ class BranchStat:
     tp: int  # labelled problems of the concept it matches
     fp: int  # labelled problems without the concept it matches
     only_tp: int  # of its TP, those no other branch matches
-    only_matched: int  # problems no other branch matches
 
     @property
     def more_wrong_than_right(self) -> bool:
@@ -175,7 +174,7 @@ def _branch_stats(matches: extraction.BranchMatches, bank: BankTexts, truth: set
         stats.append(BranchStat(
             number=number, text=text, matched=len(ids),
             tp=sum(pid in truth for pid in labelled), fp=sum(pid not in truth for pid in labelled),
-            only_tp=sum(pid in truth for pid in alone), only_matched=len(alone),
+            only_tp=sum(pid in truth for pid in alone),
         ))
     return stats
 
