@@ -108,6 +108,8 @@ def test_the_preview_shows_what_each_line_matches_right_and_wrong_and_alone(
     typed = "\\\\binom\n\\bchoose\\b\n\n\\bzzz\\b\n\\bdie\\b"
     page = client.post(reverse("concepts:rule-preview"), {"concept": "nchoosek", "pattern": typed, "ignore_case": "on"}).content.decode()
     table = re.search(r'<details class="preview-list" id="preview-branches" open>(.*?)</details>', page, re.S).group(1)
+    # Not LaTeX: KaTeX must leave the branches alone (`\\(` in a branch would read as math).
+    assert 'class="list small branch-stats no-math"' in table and "<code>\\bchoose\\b</code>" in table
     assert "<strong>Branches: 4</strong>" in table and "1 more often wrong than right" in table and "1 match no problem here" in table
     rows = [
         [re.sub(r"<[^>]+>", "", cell).strip() for cell in re.findall(r"<td[^>]*>(.*?)</td>", row, re.S)]
