@@ -16,8 +16,10 @@ What it measures
            different (the saved rule with a harmless extra branch) so nothing is served from a memo;
            target p95 < 100 ms;
          - ``POST /concepts/rules/suggestions/`` (mining behind the view, the same fresh patterns);
-         - ``GET /concepts/analysis/`` (every rule over the bank, first after a rule change and then
-           from its memo) and the labelling home with its "No rule matches" queue.
+         - ``GET /concepts/analysis/`` (every rule and each rule's lines over the bank): on a first
+           visit, after a rule change (that rule alone matched again), after a new label (nothing
+           matched again; needs ``--labelled`` < 1 for unlabelled problems), and from its memo; and
+           the labelling home with its "No rule matches" queue.
 
 How to run (from the project folder; PostgreSQL on 127.0.0.1:5432 with trust auth for postgres)
     .venv/bin/python benchmarks/rule_authoring.py [--problems 10000] [--requests 40] [--labelled 1.0] [--skip-site]
@@ -107,6 +109,7 @@ def bench_site(database_url: str, problems: int, requests: int, labelled: float,
 
     from concepts.models import Concept, ConceptRule, GroundTruthLabel
     from concepts.services import rule_save, rules_load
+    from concepts import selectors
     from problems.models import Module, Problem
 
     settings.DEBUG = False
@@ -176,8 +179,13 @@ def bench_site(database_url: str, problems: int, requests: int, labelled: float,
         print(line("suggestions, all rules", all_suggest))
 
         rule = ConceptRule.objects.select_related("concept").get(concept__slug=slugs[0])
-        cold, warm = [], []
-        for k in range(3):
+        selectors._BANK_MATCHES.clear()  # the first visit: every rule (and every line) matched afresh
+        first = []
+        t0 = time.perf_counter()
+        assert client.get("/concepts/analysis/").status_code == 200
+        first.append((time.perf_counter() - t0) * 1000)
+        cold, warm, labelled = [], [], []
+        for k in range(5):
             rule_save(concept=rule.concept, pattern=f"{spec[slugs[0]]['pattern']}|zzqy{k}")  # a new version: the memo is stale
             t0 = time.perf_counter()
             assert client.get("/concepts/analysis/").status_code == 200
@@ -186,7 +194,16 @@ def bench_site(database_url: str, problems: int, requests: int, labelled: float,
                 t0 = time.perf_counter()
                 client.get("/concepts/analysis/")
                 warm.append((time.perf_counter() - t0) * 1000)
-        print(line("analysis, after a rule change", cold, f"{ConceptRule.objects.filter(enabled=True).count()} rules over {total:,} problems"))
+        unlabelled = list(Problem.objects.filter(ground_truth_labels__isnull=True).values_list("id", flat=True)[:5])
+        for pid in unlabelled:  # a new label: the analysis is judged again, nothing is matched again
+            GroundTruthLabel.objects.create(problem_id=pid, concept=rule.concept)
+            t0 = time.perf_counter()
+            assert client.get("/concepts/analysis/").status_code == 200
+            labelled.append((time.perf_counter() - t0) * 1000)
+        rules_count = f"{ConceptRule.objects.filter(enabled=True).count()} rules over {total:,} problems"
+        print(line("analysis, first visit", first, rules_count))
+        print(line("analysis, after a rule change", cold, "that rule (and its lines) matched again"))
+        print(line("analysis, after a new label", labelled, "" if unlabelled else "(no unlabelled problem: --labelled < 1 to time it)"))
         print(line("analysis, unchanged", warm))
         home = []
         for _ in range(10):

@@ -20,9 +20,9 @@ import difflib
 from collections import Counter
 from dataclasses import dataclass, field
 from itertools import combinations
-from typing import Mapping, Sequence
+from typing import Callable, Mapping, Sequence
 
-from concepts.extraction import ConceptStats, pattern_lines
+from concepts.extraction import ENGINE_RE2, ConceptStats, Rule, branch_matching, check_pattern, pattern_lines
 
 MIN_POSITIVES = 3  # labelled positives each concept needs before "never labelled together" means anything
 EXAMPLES = 5  # problems kept per conflicting pair
@@ -194,6 +194,98 @@ def analyse(
         key=lambda c: (-c.count, c.a, c.b),
     )
     return result
+
+
+# --- each line of a rule on the labelled problems -------------------------------------------------
+
+
+@dataclass(frozen=True)
+class LineFigures:
+    """One line of a rule (a top-level branch, as the editor's box shows it) on the labelled problems."""
+
+    slug: str
+    number: int  # from 1, in the order of the pattern
+    text: str
+    tp: int  # labelled problems of the concept it matches
+    fp: int  # labelled problems without the concept it matches
+    only_tp: int  # of its TP, those no other line of the rule matches (what deleting it would cost)
+
+    @property
+    def more_wrong_than_right(self) -> bool:
+        return self.fp > self.tp
+
+
+def line_counts(by_branch: Sequence[Sequence[int]], verdict: Callable[[int], bool | None]) -> list[tuple[int, int, int]]:
+    """(TP, FP, TP no other branch matches) of each branch, given the texts each branch matches and
+    each text's verdict: True when it is labelled with the concept, False when labelled without it,
+    None when nobody labelled it."""
+    branches_per_text = Counter(i for hits in by_branch for i in hits)
+    counts = []
+    for hits in by_branch:
+        verdicts = [verdict(i) for i in hits]
+        tp = sum(v is True for v in verdicts)
+        fp = sum(v is False for v in verdicts)
+        only = sum(v is True and branches_per_text[i] == 1 for i, v in zip(hits, verdicts))
+        counts.append((tp, fp, only))
+    return counts
+
+
+@dataclass(frozen=True)
+class BranchHits:
+    """Which texts each line (top-level branch) of one rule matches."""
+
+    slug: str
+    branches: list[str]
+    by_branch: list[list[int]]  # per branch, indices into the texts
+
+
+def branch_hits(rule: Rule, texts: Sequence[str], where: Sequence[int]) -> BranchHits | None:
+    """The texts at `where` (indices into `texts`) that each line of `rule` matches; None for a rule
+    on the backtracking engine, whose lines an RE2 set cannot tell apart.
+
+    Give as `where` the texts the whole rule matches: a line matches a subset of them, so nothing
+    else needs reading (the work grows with the matches, not with rules x bank)."""
+    if check_pattern(rule.pattern, rule.ignore_case) != ENGINE_RE2:
+        return None
+    where = list(where)
+    matches = branch_matching(rule.pattern, rule.ignore_case, [texts[i] for i in where])
+    return BranchHits(rule.slug, matches.branches, [[where[k] for k in hits] for hits in matches.by_branch])
+
+
+def line_figures(hits: BranchHits, truth: Sequence[set[str] | None]) -> list[LineFigures]:
+    """Each line of a rule judged against `truth` (per text: its concepts, None when unlabelled).
+    A rule none of whose matches is labelled has no figures."""
+    if not any(truth[i] is not None for branch in hits.by_branch for i in branch):
+        return []
+
+    def verdict(i: int) -> bool | None:
+        labels = truth[i]
+        return None if labels is None else hits.slug in labels
+
+    counts = line_counts(hits.by_branch, verdict)
+    return [
+        LineFigures(slug=hits.slug, number=number, text=text, tp=tp, fp=fp, only_tp=only)
+        for number, (text, (tp, fp, only)) in enumerate(zip(hits.branches, counts), 1)
+    ]
+
+
+def rule_line_figures(
+    rules: Sequence[Rule], texts: Sequence[str], truth: Sequence[set[str] | None], matched: Mapping[str, Sequence[int]]
+) -> list[LineFigures]:
+    """Every line of every rule RE2 runs, on the labelled texts its rule matches (`matched[slug]`:
+    the indices of the texts the whole rule matches)."""
+    figures: list[LineFigures] = []
+    for rule in rules:
+        hits = branch_hits(rule, texts, [i for i in matched.get(rule.slug, ()) if truth[i] is not None])
+        if hits is not None:
+            figures.extend(line_figures(hits, truth))
+    return figures
+
+
+def lines_to_look_at(figures: Sequence[LineFigures]) -> list[LineFigures]:
+    """The lines more often wrong than right, the most lopsided first."""
+    wrong = [f for f in figures if f.more_wrong_than_right]
+    return sorted(wrong, key=lambda f: (f.tp - f.fp, -f.fp, f.slug, f.number))
 
 
 # --- what changed between two versions of a rule --------------------------------------------------

@@ -233,6 +233,9 @@ ANALYSIS_SORTS = {
 }
 
 
+ANALYSIS_LINES_SHOWN = 40
+
+
 @permission_required("concepts.view_conceptrule")
 @require_GET
 def rule_analysis_view(request: HttpRequest) -> HttpResponse:
@@ -251,6 +254,7 @@ def rule_analysis_view(request: HttpRequest) -> HttpResponse:
         (c, [(result.ids[i], titles[result.ids[i]]) for i in c.examples]) for c in result.analysis.conflicts[:30]
     ]
     collections = list(Problem.objects.order_by().values_list("collection", flat=True).distinct().order_by("collection"))
+    lines = result.lines_to_look_at
     return render(
         request,
         "concepts/rule_analysis.html",
@@ -259,6 +263,7 @@ def rule_analysis_view(request: HttpRequest) -> HttpResponse:
             "collection": collection, "collections": collections, "sorts": ANALYSIS_SORT_LABELS,
             "min_positives": MIN_POSITIVES,
             "no_concept": [(pid, titles[pid]) for pid in result.no_concept_ids[:20]],
+            "lines": lines[:ANALYSIS_LINES_SHOWN], "lines_more": max(0, len(lines) - ANALYSIS_LINES_SHOWN),
         },
     )
 

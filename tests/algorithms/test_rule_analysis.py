@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from concepts.rule_analysis import DiffLine, analyse, rule_lines, version_diff
+from concepts.extraction import Rule, compile_rules, extract_many
+from concepts.rule_analysis import DiffLine, LineFigures, analyse, line_counts, lines_to_look_at, rule_line_figures, rule_lines, version_diff
 
 # Six problems; rules for paired, twosample (alternatives: never labelled together) and mean.
 PREDICTED = [
@@ -100,3 +101,56 @@ def test_version_diff_marks_added_removed_and_kept_lines() -> None:
     ]
     same = version_diff(("a|b", True, True), ("a|b", True, True))
     assert all(line.kind == " " for line in same)
+
+
+# --- each line of a rule on the labelled problems ----------------------------------------------------
+
+
+def test_line_counts_are_right_wrong_and_right_found_by_no_other_line() -> None:
+    verdicts = {0: True, 1: True, 2: False, 3: None, 4: True}
+    counts = line_counts([[0, 1, 2, 3], [1, 4], []], verdicts.get)
+    # line 1: right 0, 1; wrong 2; 3 unlabelled; only it finds 0 (1 is line 2's too). line 2: right 1, 4; 4 alone.
+    assert counts == [(2, 1, 1), (2, 0, 1), (0, 0, 0)]
+
+
+LINE_TEXTS = [
+    "Roll a die twice.",  # 0 dice
+    "The sample mean of the rolls of a die.",  # 1 dice
+    "The sample mean of the heights.",  # 2 mean
+    "The sample mean of the weights.",  # 3 mean
+    "The sample mean of the ages.",  # 4 unlabelled
+    "Toss a coin.",  # 5 coin
+]
+LINE_TRUTH: list[set[str] | None] = [{"dice"}, {"dice", "mean"}, {"mean"}, {"mean"}, None, {"coin"}]
+
+
+def line_figures(rules: list[Rule]) -> dict[tuple[str, int], LineFigures]:
+    found = extract_many(LINE_TEXTS, compile_rules(rules))
+    matched = {r.slug: [i for i, f in enumerate(found) if r.slug in f] for r in rules}
+    return {(f.slug, f.number): f for f in rule_line_figures(rules, LINE_TEXTS, LINE_TRUTH, matched)}
+
+
+def test_every_line_of_every_rule_is_judged_on_the_labelled_problems_it_matches() -> None:
+    rules = [Rule("dice", r"\bdie\b|\bsample\s+mean\b", True), Rule("mean", r"\bsample mean\b", True), Rule("coin", r"\bcoins?\b|\bheads\b", True)]
+    lines = line_figures(rules)
+    # dice line 1 finds 0, 1 (right), and 0 alone; line 2 finds 1 (right, with line 1), 2, 3 (wrong); 4 is unlabelled.
+    assert lines[("dice", 1)] == LineFigures(slug="dice", number=1, text=r"\bdie\b", tp=2, fp=0, only_tp=1)
+    assert lines[("dice", 2)] == LineFigures(slug="dice", number=2, text=r"\bsample\s+mean\b", tp=1, fp=2, only_tp=0)
+    assert lines[("mean", 1)].tp == 3 and lines[("mean", 1)].fp == 0
+    # A line that matches none of its rule's labelled matches is there with zeros (coin's "heads").
+    assert lines[("coin", 1)] == LineFigures(slug="coin", number=1, text=r"\bcoins?\b", tp=1, fp=0, only_tp=1)
+    assert ("coin", 2) in lines and lines[("coin", 2)].tp == lines[("coin", 2)].fp == 0
+    assert [(f.slug, f.number) for f in lines_to_look_at(list(lines.values()))] == [("dice", 2)]
+
+
+def test_lines_of_a_backtracking_rule_and_of_a_rule_matching_nothing_labelled_are_left_out() -> None:
+    rules = [Rule("dice", r"\b(die)\b(?!x)|\bsample\b", True), Rule("mean", r"\bnothing here\b", True)]
+    assert line_figures(rules) == {}
+
+
+def test_lines_to_look_at_put_the_most_lopsided_first() -> None:
+    def line(slug: str, number: int, tp: int, fp: int) -> LineFigures:
+        return LineFigures(slug=slug, number=number, text="x", tp=tp, fp=fp, only_tp=0)
+
+    figures = [line("a", 1, 0, 1), line("b", 1, 1, 1), line("c", 2, 0, 3), line("c", 1, 1, 4), line("d", 1, 5, 0)]
+    assert [(f.slug, f.number) for f in lines_to_look_at(figures)] == [("c", 1), ("c", 2), ("a", 1)]

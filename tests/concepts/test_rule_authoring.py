@@ -230,6 +230,24 @@ def test_the_analysis_page_shows_per_rule_and_overall_figures(client: Any, alice
     assert f"{reverse('concepts:label-next')}?queue=norule" in page
 
 
+def test_the_analysis_page_lists_the_lines_more_often_wrong_than_right(client: Any, alice: Any, analysed: Any, problem_factory: Any) -> None:
+    # dice: line 1 finds both dice problems; line 2 finds DiceMean (right, with line 1) and Found, Found2 (labelled sample-mean).
+    rule_save(concept=ConceptRule.objects.get(concept__slug="dice").concept, pattern=r"\bdie\b|\bsample mean\b")
+    problem_factory("Another sample mean, unlabelled.", collection="other")
+    client.force_login(alice)
+    page = client.get(reverse("concepts:rule-analysis")).content.decode()
+    lines = section(page, "analysis-lines")
+    assert 'class="list no-math"' in page[page.rindex("<table", 0, page.index('id="analysis-lines"')):page.index('id="analysis-lines"')]
+    rows = re.findall(r'<tr class="line-([\w-]+)">(.*?)</tr>', lines, re.S)
+    assert [r[0] for r in rows] == ["dice-2"]  # sample-mean's lines are right more often than wrong
+    cells = [" ".join(re.sub(r"<[^>]+>", " ", c).split()) for c in re.findall(r"<td[^>]*>(.*?)</td>", rows[0][1], re.S)]
+    assert cells == ["dice", "2", r"\bsample mean\b", "1", "2", "0"]
+    assert reverse("concepts:rule-edit", args=["dice"]) in lines
+    # One collection: its labelled problems only (the other collection has none).
+    other = section(client.get(reverse("concepts:rule-analysis"), {"collection": "other"}).content.decode(), "analysis-lines")
+    assert "None: every line is right at least as often as it is wrong" in other
+
+
 def test_the_analysis_page_sorts_and_filters_by_collection(client: Any, alice: Any, analysed: Any, problem_factory: Any) -> None:
     problem_factory("Roll a die.", collection="other")
     client.force_login(alice)
@@ -321,35 +339,43 @@ def test_saving_an_empty_pattern_is_refused_by_the_server(client: Any, alice: An
 def test_after_a_rule_is_saved_only_that_rule_is_matched_again_with_the_same_result(
     analysed: Any, concept_factory: Any, problem_factory: Any, monkeypatch: Any
 ) -> None:
-    from concepts import extraction, selectors
+    from concepts import extraction, rule_analysis, selectors
 
     before = selectors.rules_analysis()
     assert len(before.no_concept_ids) == 4
     rule_save(concept=concept_factory("sample-mean"), pattern=r"\bsample mean\b|\baverage\b")
     rule_save(concept=concept_factory("dice"), pattern=r"\bdie\b|\bdice\b", enabled=False)
     calls: list[str] = []
-    real = extraction.matching
+    line_calls: list[str] = []
+    real, real_lines = extraction.matching, rule_analysis.branch_matching
     monkeypatch.setattr(extraction, "matching", lambda pattern, *a, **k: calls.append(pattern) or real(pattern, *a, **k))
+    monkeypatch.setattr(rule_analysis, "branch_matching", lambda pattern, *a, **k: line_calls.append(pattern) or real_lines(pattern, *a, **k))
     incremental = selectors.rules_analysis()
     assert calls == [r"\bsample mean\b|\baverage\b"]  # the changed rule only; the disabled one is dropped
+    assert line_calls == calls  # and only its lines are matched again
     selectors._BANK_MATCHES.clear()
     selectors._ANALYSIS_MEMO.clear()
+    selectors._LINE_HITS.clear()
     full = selectors.rules_analysis()
     assert incremental.analysis.rules == full.analysis.rules and incremental.no_concept_ids == full.no_concept_ids
+    assert incremental.lines == full.lines and [(f.slug, f.number, f.tp, f.fp) for f in full.lines] == [("sample-mean", 1, 2, 1), ("sample-mean", 2, 3, 0)]
     assert [r.slug for r in full.analysis.rules] == ["sample-mean"]
     assert incremental.no_concept_ids == [analysed["die2"].pk]
 
 
 def test_a_new_label_changes_the_analysis_but_matches_no_rule_again(analysed: Any, concept_factory: Any, monkeypatch: Any) -> None:
-    from concepts import extraction, selectors
+    from concepts import extraction, rule_analysis, selectors
     from concepts.models import GroundTruthLabel
 
-    assert selectors.rules_analysis().analysis.labelled == 7
-    GroundTruthLabel.objects.create(problem=analysed["free"], concept=concept_factory("sample-mean"))
+    before = selectors.rules_analysis()
+    assert before.analysis.labelled == 7 and [(f.slug, f.tp, f.fp) for f in before.lines if f.slug == "dice"] == [("dice", 2, 0), ("dice", 0, 0)]
+    GroundTruthLabel.objects.create(problem=analysed["dice"], concept=concept_factory("sample-mean"))
     monkeypatch.setattr(extraction, "extract_many", lambda *a, **k: pytest.fail("the whole bank was matched again"))
     monkeypatch.setattr(extraction, "matching", lambda *a, **k: pytest.fail("a rule was matched again"))
+    monkeypatch.setattr(rule_analysis, "branch_matching", lambda *a, **k: pytest.fail("a rule's lines were matched again"))
     after = selectors.rules_analysis()
-    assert after.analysis.labelled == 8 and {r.slug: r.fn for r in after.analysis.rules}["sample-mean"] == 4
+    assert after.analysis.labelled == 7 and {r.slug: (r.tp, r.fp) for r in after.analysis.rules}["sample-mean"] == (3, 0)
+    assert [(f.slug, f.tp, f.fp) for f in after.lines if f.slug == "sample-mean"] == [("sample-mean", 3, 0)]  # judged by the new label
 
 
 def test_the_editor_counts_the_patterns_characters_and_warns_near_the_limit(client: Any, alice: Any, concept_factory: Any) -> None:
