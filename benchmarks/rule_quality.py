@@ -32,7 +32,9 @@ What it measures
     it fixed; the others, what rules carry to a book they were not written from.
     ``--learned`` adds the hybrid source's learned extractor (concepts/learned.py, scored out of fold)
     to each book's leave-one-book-out rules, on the dev bank (benchmarks/devset_table1.py): what it
-    recovers where the rules were never tuned on the book.
+    recovers where the rules were never tuned on the book; and, unless ``--no-test-splits``, to the
+    test splits, trained on every label but the split's own: what the hybrid source gives on text
+    nobody tuned the rules or the model on (a summary only, as for the rules).
 
 How to run (from the project folder)
     .venv/bin/python benchmarks/rule_quality.py [--json] [--misses SLUG] [--shared ../shared/data] [--learned] [--new-book] [--transfer] [--no-test-splits]
@@ -209,6 +211,14 @@ def main(argv: list[str] | None = None) -> int:
         for name, (alone, with_learned, blind) in lobo_with_learned(concepts).items():
             print(f"  {name:10} FN {pct(alone.fn_rate)} -> {pct(with_learned.fn_rate)} -> {pct(blind.fn_rate)}, "
                   f"FP {pct(alone.fp_rate)} -> {pct(with_learned.fp_rate)} -> {pct(blind.fp_rate)}")
+        if tests:
+            print("\ntest splits, never tuned on: the rules alone -> with the learned extractor trained on every other"
+                  " label of the bank (the demo, the dev books, the genre dev samples; never the split's own):")
+            for name, (alone, with_learned) in test_splits_with_learned(concepts).items():
+                print(f"  {name:10} FN {pct(alone.fn_rate)} -> {pct(with_learned.fn_rate)}, FP {pct(alone.fp_rate)} -> "
+                      f"{pct(with_learned.fp_rate)}, micro recall {pct(alone.micro_recall)} -> {pct(with_learned.micro_recall)}, "
+                      f"concepts added {with_learned.total('tp') + with_learned.total('fp') - alone.total('tp') - alone.total('fp')}"
+                      f" ({with_learned.total('tp') - alone.total('tp')} right)")
     return 0
 
 
@@ -271,6 +281,37 @@ def lobo_with_learned(concepts: list[str]) -> dict[str, tuple[extraction.Evaluat
             extraction.evaluate([found[i] for i in rows], t, concepts),
             extraction.evaluate(added, t, concepts),
             extraction.evaluate(blind_added, t, concepts),
+        )
+    return out
+
+
+def test_splits_with_learned(concepts: list[str]) -> dict[str, tuple[extraction.Evaluation, extraction.Evaluation]]:
+    """Per test split: the rules alone, and the rules plus concepts.learned as the hybrid source would
+    run on a bank holding the split's collection, trained on every label of the bank except the
+    split's own (whose problems it scores as unlabelled ones). Text nobody tuned rules or model on."""
+    import numpy as np
+
+    from benchmarks.devset_table1 import load_bank
+    from concepts import learned
+
+    bank = load_bank(test_splits=True)
+    found = extraction.extract_many(bank.texts, compiled_rules())
+    measured: dict[str, list[int]] = {}
+    for collection, name in devsets.TEST_SETS.items():
+        rows = [i for i, b in enumerate(bank.books) if b == name]
+        split = set(devsets.labels(collection))
+        measured[name] = [i for i, r in zip(rows, devsets.book_problems(collection)) if r["id"] in split]
+    held_out = {i for rows in measured.values() for i in rows}
+    train = [i for i, lab in enumerate(bank.labels) if lab and i not in held_out]
+    fit = learned.cross_fit(
+        bank.texts, train, concept_matrix([bank.labels[i] for i in train], bank.slugs, np.float32), concept_matrix(found, bank.slugs, bool)
+    )
+    out = {}
+    for name, rows in measured.items():
+        truth = [set(bank.labels[i] or ()) for i in rows]
+        out[name] = (
+            extraction.evaluate([found[i] for i in rows], truth, concepts),
+            extraction.evaluate([found[i] | {bank.slugs[j] for j in fit.predicted[i]} for i in rows], truth, concepts),
         )
     return out
 
