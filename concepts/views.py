@@ -142,6 +142,8 @@ def rule_edit(request: HttpRequest, slug: str) -> HttpResponse:
         "module_ids": module_ids,
         "conflict": conflict,
         **_preview_context(concept, pattern, ignore_case, module_ids, suggest=request.GET.get("suggest") == "1", keep_query=keep, typed=typed),
+        # A line to point at in the preview's Branches table (the rule analysis page links to `?line=N#branch-line-N`).
+        "chosen_line": whole_number(request.GET.get("line", "")),
     }
     # A plain form POST (htmx only drives the preview), so the conflict can say 409 and still be a full page.
     return render(request, "concepts/rule_edit.html", context, status=409 if conflict else 200)

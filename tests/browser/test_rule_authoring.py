@@ -90,3 +90,24 @@ def test_the_pattern_box_grows_an_empty_pattern_clears_the_preview_and_leaving_u
     page.click("text=← Concepts")
     page.wait_for_url(f"{live_server.url}/concepts/")
     assert dialogs == ["beforeunload"]
+
+
+def test_a_line_more_often_wrong_than_right_on_the_analysis_page_opens_at_its_row_in_the_editor(
+    page: Any, live_server: Any, login: Any, weak_rule: Any, concept_factory: Any
+) -> None:
+    # dice: line 1 finds the dice problem; line 2 the sample-mean one (wrong); line 3 both averages (wrong).
+    rule_save(concept=concept_factory("dice"), pattern=r"\bdie\b|\bsample mean\b|\baverage\b")
+    login("alice")
+    page.set_viewport_size({"width": 1000, "height": 360})  # short: the Branches table is below the fold
+    page.goto(f"{live_server.url}/concepts/analysis/")
+    rows = page.locator("#analysis-lines tbody tr")
+    assert rows.count() == 2 and "line 3" in rows.first.inner_text() and "line 2" in rows.nth(1).inner_text()
+    rows.first.locator("a").click()
+    page.wait_for_url("**/concepts/dice/rule/?line=3*")
+    row = page.locator("#branch-line-3")
+    assert "chosen" in (row.get_attribute("class") or "") and row.get_attribute("aria-current") == "true"
+    box = row.bounding_box()
+    assert box is not None and 0 <= box["y"] and box["y"] + box["height"] <= 360  # scrolled to it
+    assert page.evaluate("window.scrollY") > 0
+    assert "chosen" not in (page.locator("#branch-line-2").get_attribute("class") or "")
+    assert page.url.endswith("?line=3#branch-line-3")

@@ -242,7 +242,15 @@ def test_the_analysis_page_lists_the_lines_more_often_wrong_than_right(client: A
     assert [r[0] for r in rows] == ["dice-2"]  # sample-mean's lines are right more often than wrong
     cells = [" ".join(re.sub(r"<[^>]+>", " ", c).split()) for c in re.findall(r"<td[^>]*>(.*?)</td>", rows[0][1], re.S)]
     assert cells == [r"dice line 2 \bsample mean\b", "1", "2", "0"]
-    assert reverse("concepts:rule-edit", args=["dice"]) in lines
+    link = f'{reverse("concepts:rule-edit", args=["dice"])}?line=2#branch-line-2'
+    assert f'href="{link}"' in lines
+    # The link opens the editor with that line marked in the preview's Branches table, the table open.
+    editor = client.get(link.split("#")[0]).content.decode()
+    assert 'id="preview-branches" open' in editor
+    assert re.search(r'<tr id="branch-line-2" class="bad chosen" aria-current="true">', editor)
+    assert re.search(r'<tr id="branch-line-1" class="">', editor)
+    plain = section(client.get(reverse("concepts:rule-edit", args=["dice"])).content.decode(), "preview-branches")
+    assert " chosen\"" not in plain and "aria-current" not in plain
     # One collection: its labelled problems only (the other collection has none).
     other = section(client.get(reverse("concepts:rule-analysis"), {"collection": "other"}).content.decode(), "analysis-lines")
     assert "None: every line is right at least as often as it is wrong" in other
