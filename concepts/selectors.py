@@ -444,7 +444,12 @@ def _rule_lines(bank: BankTexts, matches: _BankMatches, truth: list[set[str] | N
             hits[rule.slug] = (version, rule_analysis.branch_hits(rule, bank.texts, matches.matches.get(rule.slug, [])))
     _LINE_HITS.clear()  # the whole bank only: an older bank's hits are of no further use
     _LINE_HITS[bank.texts_key] = hits
-    return [f for rule in rules if (found := hits[rule.slug][1]) is not None for f in rule_analysis.line_figures(found, truth)]
+    figures: list[rule_analysis.LineFigures] = []
+    for rule in rules:
+        rule_hits = hits[rule.slug][1]
+        if rule_hits is not None:  # None: a rule on the backtracking engine, not split into lines
+            figures += rule_analysis.line_figures(rule_hits, truth)
+    return figures
 
 
 def rules_analysis(*, collection: str = "") -> RulesAnalysis:

@@ -292,6 +292,7 @@ def test_the_analysis_says_so_when_a_rule_runs_away(client: Any, alice: Any, ana
     client.force_login(alice)
     page = client.get(reverse("concepts:rule-analysis")).content.decode()
     assert f"rule &#x27;evil&#x27; took longer than 0.25s on problem {hostile.pk}" in page
+    assert "Not judged: the rules cannot be run over this bank" in section(page, "analysis-lines")
 
 
 def test_the_no_rule_queue_follows_the_rules_as_they_are_saved(client: Any, alice: Any, analysed: Any, concept_factory: Any) -> None:
