@@ -256,6 +256,18 @@ def test_the_analysis_page_lists_the_lines_more_often_wrong_than_right(client: A
     assert "None: every line is right at least as often as it is wrong" in other
 
 
+def test_the_analysis_page_shows_the_first_lines_and_counts_the_rest(client: Any, alice: Any, analysed: Any, monkeypatch: Any) -> None:
+    from concepts import views
+
+    # dice: lines 2 (sample mean: 1 right, 2 wrong) and 3 (average: 0 right, 3 wrong) are more often wrong than right.
+    rule_save(concept=ConceptRule.objects.get(concept__slug="dice").concept, pattern=r"\bdie\b|\bsample mean\b|\baverage\b")
+    monkeypatch.setattr(views, "ANALYSIS_LINES_SHOWN", 1)
+    client.force_login(alice)
+    page = client.get(reverse("concepts:rule-analysis")).content.decode()
+    assert re.findall(r'<tr class="line-([\w-]+)">', section(page, "analysis-lines")) == ["dice-3"]  # the most lopsided first
+    assert "… and 1 more." in page
+
+
 def test_the_analysis_page_sorts_and_filters_by_collection(client: Any, alice: Any, analysed: Any, problem_factory: Any) -> None:
     problem_factory("Roll a die.", collection="other")
     client.force_login(alice)
