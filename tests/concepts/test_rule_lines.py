@@ -122,7 +122,7 @@ def test_the_preview_shows_what_each_line_matches_right_and_wrong_and_alone(
         ["3", "\\bzzz\\b", "0", "0", "0", "0"],
         ["4", "\\bdie\\b", "2", "0", "1", "0"],  # the die (wrong) and the unlabelled dice problem
     ]
-    assert re.search(r'<tr class="bad">\s*<td>4</td>', table) and re.search(r'<tr class="muted">\s*<td>3</td>', table)
+    assert re.search(r'<tr id="branch-line-4" class="bad">\s*<td>4</td>', table) and re.search(r'<tr id="branch-line-3" class="muted">\s*<td>3</td>', table)
     # One branch, or a pattern the backtracking engine runs: no table.
     assert 'id="preview-branches"' not in client.post(reverse("concepts:rule-preview"), {"concept": "nchoosek", "pattern": "\\bchoose\\b", "ignore_case": "on"}).content.decode()
     assert 'id="preview-branches"' not in client.post(reverse("concepts:rule-preview"), {"concept": "nchoosek", "pattern": "(choose)|\\1x", "ignore_case": "on"}).content.decode()
