@@ -209,24 +209,40 @@ class LineFigures:
     tp: int  # labelled problems of the concept it matches
     fp: int  # labelled problems without the concept it matches
     only_tp: int  # of its TP, those no other line of the rule matches (what deleting it would cost)
+    wrong: tuple[int, ...] = ()  # the first WRONG_EXAMPLES problems it matches wrongly (indices, or ids once mapped)
 
     @property
     def more_wrong_than_right(self) -> bool:
         return self.fp > self.tp
 
 
-def line_counts(by_branch: Sequence[Sequence[int]], verdict: Callable[[int], bool | None]) -> list[tuple[int, int, int]]:
-    """(TP, FP, TP no other branch matches) of each branch, given the texts each branch matches and
-    each text's verdict: True when it is labelled with the concept, False when labelled without it,
-    None when nobody labelled it."""
+WRONG_EXAMPLES = 5  # wrong matches kept per line: what a TA reads before narrowing it
+
+
+@dataclass(frozen=True)
+class LineCount:
+    """One branch's matches judged by the labels."""
+
+    tp: int
+    fp: int
+    only_tp: int  # of its TP, those no other branch matches
+    wrong: tuple[int, ...]  # the first WRONG_EXAMPLES texts it matches that are labelled without the concept
+
+
+def line_counts(by_branch: Sequence[Sequence[int]], verdict: Callable[[int], bool | None]) -> list[LineCount]:
+    """Each branch's counts, given the texts each branch matches and each text's verdict: True when
+    it is labelled with the concept, False when labelled without it, None when nobody labelled it."""
     branches_per_text = Counter(i for hits in by_branch for i in hits)
     counts = []
     for hits in by_branch:
         verdicts = [verdict(i) for i in hits]
-        tp = sum(v is True for v in verdicts)
-        fp = sum(v is False for v in verdicts)
-        only = sum(v is True and branches_per_text[i] == 1 for i, v in zip(hits, verdicts))
-        counts.append((tp, fp, only))
+        wrong = [i for i, v in zip(hits, verdicts) if v is False]
+        counts.append(LineCount(
+            tp=sum(v is True for v in verdicts),
+            fp=len(wrong),
+            only_tp=sum(v is True and branches_per_text[i] == 1 for i, v in zip(hits, verdicts)),
+            wrong=tuple(wrong[:WRONG_EXAMPLES]),
+        ))
     return counts
 
 
@@ -264,8 +280,8 @@ def line_figures(hits: BranchHits, truth: Sequence[set[str] | None]) -> list[Lin
 
     counts = line_counts(hits.by_branch, verdict)
     return [
-        LineFigures(slug=hits.slug, number=number, text=text, tp=tp, fp=fp, only_tp=only)
-        for number, (text, (tp, fp, only)) in enumerate(zip(hits.branches, counts), 1)
+        LineFigures(slug=hits.slug, number=number, text=text, tp=c.tp, fp=c.fp, only_tp=c.only_tp, wrong=c.wrong)
+        for number, (text, c) in enumerate(zip(hits.branches, counts), 1)
     ]
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections import Counter, OrderedDict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from django.conf import settings
@@ -123,6 +123,7 @@ class BranchStat:
     tp: int  # labelled problems of the concept it matches
     fp: int  # labelled problems without the concept it matches
     only_tp: int  # of its TP, those no other branch matches
+    wrong: tuple[tuple[int, str], ...] = ()  # (id, title) of the first few problems it matches wrongly
 
     @property
     def more_wrong_than_right(self) -> bool:
@@ -172,8 +173,11 @@ def _branch_stats(matches: extraction.BranchMatches, bank: BankTexts, truth: set
 
     counts = rule_analysis.line_counts(matches.by_branch, verdict)
     return [
-        BranchStat(number=number, text=text, matched=len(hits), tp=tp, fp=fp, only_tp=only)
-        for number, (text, hits, (tp, fp, only)) in enumerate(zip(matches.branches, matches.by_branch, counts), 1)
+        BranchStat(
+            number=number, text=text, matched=len(hits), tp=c.tp, fp=c.fp, only_tp=c.only_tp,
+            wrong=tuple((bank.ids[i], bank.titles[i]) for i in c.wrong),
+        )
+        for number, (text, hits, c) in enumerate(zip(matches.branches, matches.by_branch, counts), 1)
     ]
 
 
@@ -448,7 +452,8 @@ def _rule_lines(bank: BankTexts, matches: _BankMatches, truth: list[set[str] | N
     for rule in rules:
         rule_hits = hits[rule.slug][1]
         if rule_hits is not None:  # None: a rule on the backtracking engine, not split into lines
-            figures += rule_analysis.line_figures(rule_hits, truth)
+            # Its wrong matches as problem ids (the analysis page links to them).
+            figures += [replace(f, wrong=tuple(bank.ids[i] for i in f.wrong)) for f in rule_analysis.line_figures(rule_hits, truth)]
     return figures
 
 

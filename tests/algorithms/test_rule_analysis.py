@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from concepts.extraction import Rule, compile_rules, extract_many
-from concepts.rule_analysis import DiffLine, LineFigures, analyse, line_counts, lines_to_look_at, rule_line_figures, rule_lines, version_diff
+from concepts.rule_analysis import WRONG_EXAMPLES, DiffLine, LineCount, LineFigures, analyse, line_counts, lines_to_look_at, rule_line_figures, rule_lines, version_diff
 
 # Six problems; rules for paired, twosample (alternatives: never labelled together) and mean.
 PREDICTED = [
@@ -110,7 +110,13 @@ def test_line_counts_are_right_wrong_and_right_found_by_no_other_line() -> None:
     verdicts = {0: True, 1: True, 2: False, 3: None, 4: True}
     counts = line_counts([[0, 1, 2, 3], [1, 4], []], verdicts.get)
     # line 1: right 0, 1; wrong 2; 3 unlabelled; only it finds 0 (1 is line 2's too). line 2: right 1, 4; 4 alone.
-    assert counts == [(2, 1, 1), (2, 0, 1), (0, 0, 0)]
+    assert counts == [LineCount(2, 1, 1, (2,)), LineCount(2, 0, 1, ()), LineCount(0, 0, 0, ())]
+
+
+def test_a_line_keeps_its_first_few_wrong_matches_to_read() -> None:
+    wrong = list(range(WRONG_EXAMPLES + 3))
+    (count,) = line_counts([[100, *wrong]], lambda i: i == 100)
+    assert (count.tp, count.fp, count.wrong) == (1, WRONG_EXAMPLES + 3, tuple(wrong[:WRONG_EXAMPLES]))
 
 
 LINE_TEXTS = [
@@ -135,7 +141,7 @@ def test_every_line_of_every_rule_is_judged_on_the_labelled_problems_it_matches(
     lines = line_figures(rules)
     # dice line 1 finds 0, 1 (right), and 0 alone; line 2 finds 1 (right, with line 1), 2, 3 (wrong); 4 is unlabelled.
     assert lines[("dice", 1)] == LineFigures(slug="dice", number=1, text=r"\bdie\b", tp=2, fp=0, only_tp=1)
-    assert lines[("dice", 2)] == LineFigures(slug="dice", number=2, text=r"\bsample\s+mean\b", tp=1, fp=2, only_tp=0)
+    assert lines[("dice", 2)] == LineFigures(slug="dice", number=2, text=r"\bsample\s+mean\b", tp=1, fp=2, only_tp=0, wrong=(2, 3))
     assert lines[("mean", 1)].tp == 3 and lines[("mean", 1)].fp == 0
     # A line that matches none of its rule's labelled matches is there with zeros (coin's "heads").
     assert lines[("coin", 1)] == LineFigures(slug="coin", number=1, text=r"\bcoins?\b", tp=1, fp=0, only_tp=1)

@@ -241,7 +241,9 @@ def test_the_analysis_page_lists_the_lines_more_often_wrong_than_right(client: A
     rows = re.findall(r'<tr class="line-([\w-]+)">(.*?)</tr>', lines, re.S)
     assert [r[0] for r in rows] == ["dice-2"]  # sample-mean's lines are right more often than wrong
     cells = [" ".join(re.sub(r"<[^>]+>", " ", c).split()) for c in re.findall(r"<td[^>]*>(.*?)</td>", rows[0][1], re.S)]
-    assert cells == [r"dice line 2 \bsample mean\b", "1", "2", "0"]
+    # Its wrong matches, linked, to read before narrowing it.
+    assert cells == [rf"dice line 2 \bsample mean\b wrong on #{analysed['found'].pk} , #{analysed['found2'].pk}", "1", "2", "0"]
+    assert f'href="{reverse("problems:detail", args=[analysed["found"].pk])}" title="Found"' in lines
     link = f'{reverse("concepts:rule-edit", args=["dice"])}?line=2#branch-line-2'
     assert f'href="{link}"' in lines
     # The link opens the editor with that line marked in the preview's Branches table, the table open.
@@ -257,15 +259,18 @@ def test_the_analysis_page_lists_the_lines_more_often_wrong_than_right(client: A
 
 
 def test_the_analysis_page_shows_the_first_lines_and_counts_the_rest(client: Any, alice: Any, analysed: Any, monkeypatch: Any) -> None:
-    from concepts import views
+    from concepts import rule_analysis, views
 
     # dice: lines 2 (sample mean: 1 right, 2 wrong) and 3 (average: 0 right, 3 wrong) are more often wrong than right.
     rule_save(concept=ConceptRule.objects.get(concept__slug="dice").concept, pattern=r"\bdie\b|\bsample mean\b|\baverage\b")
     monkeypatch.setattr(views, "ANALYSIS_LINES_SHOWN", 1)
+    monkeypatch.setattr(rule_analysis, "WRONG_EXAMPLES", 1)
     client.force_login(alice)
     page = client.get(reverse("concepts:rule-analysis")).content.decode()
-    assert re.findall(r'<tr class="line-([\w-]+)">', section(page, "analysis-lines")) == ["dice-3"]  # the most lopsided first
+    lines = section(page, "analysis-lines")
+    assert re.findall(r'<tr class="line-([\w-]+)">', lines) == ["dice-3"]  # the most lopsided first
     assert "… and 1 more." in page
+    assert re.search(rf'wrong on <a [^>]+>#{analysed["avg1"].pk}</a>, …</span>', lines)  # one of its three wrong matches shown
 
 
 def test_the_analysis_page_sorts_and_filters_by_collection(client: Any, alice: Any, analysed: Any, problem_factory: Any) -> None:

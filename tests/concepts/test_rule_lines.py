@@ -103,7 +103,7 @@ def test_the_preview_shows_what_each_line_matches_right_and_wrong_and_alone(
     client: Any, alice: Any, nchoosek: Any, concept_factory: Any, problem_factory: Any
 ) -> None:
     concept_factory("dice")
-    problem_factory("Choose a die and roll it.", title="Choose a die", labels=["dice"])
+    die = problem_factory("Choose a die and roll it.", title="Choose a die", labels=["dice"])
     client.force_login(alice)
     typed = "\\\\binom\n\\bchoose\\b\n\n\\bzzz\\b\n\\bdie\\b"
     page = client.post(reverse("concepts:rule-preview"), {"concept": "nchoosek", "pattern": typed, "ignore_case": "on"}).content.decode()
@@ -112,16 +112,17 @@ def test_the_preview_shows_what_each_line_matches_right_and_wrong_and_alone(
     assert 'class="list small branch-stats no-math"' in table and "<code>\\bchoose\\b</code>" in table
     assert "<strong>Branches: 4</strong>" in table and "1 more often wrong than right" in table and "1 match no problem here" in table
     rows = [
-        [re.sub(r"<[^>]+>", "", cell).strip() for cell in re.findall(r"<td[^>]*>(.*?)</td>", row, re.S)]
+        [" ".join(re.sub(r"<[^>]+>", "", cell).split()) for cell in re.findall(r"<td[^>]*>(.*?)</td>", row, re.S)]
         for row in re.findall(r"<tr[^>]*>(.*?)</tr>", table.split("<tbody>")[1], re.S)
     ]
     # line, branch, matches, right, wrong, only it finds
     assert rows == [
         ["1", "\\\\binom", "1", "1", "0", "0"],  # the committee: `choose` finds it too
-        ["2", "\\bchoose\\b", "3", "2", "1", "1"],  # committee, words (only it), the die (wrong)
+        ["2", f"\\bchoose\\b wrong on #{die.pk}", "3", "2", "1", "1"],  # committee, words (only it), the die (wrong, linked)
         ["3", "\\bzzz\\b", "0", "0", "0", "0"],
-        ["4", "\\bdie\\b", "2", "0", "1", "0"],  # the die (wrong) and the unlabelled dice problem
+        ["4", f"\\bdie\\b wrong on #{die.pk}", "2", "0", "1", "0"],  # the die (wrong) and the unlabelled dice problem
     ]
+    assert f'<a href="{reverse("problems:detail", args=[die.pk])}" title="Choose a die">#{die.pk}</a>' in table
     assert re.search(r'<tr id="branch-line-4" class="bad">\s*<td>4</td>', table) and re.search(r'<tr id="branch-line-3" class="muted">\s*<td>3</td>', table)
     # One branch, or a pattern the backtracking engine runs: no table.
     assert 'id="preview-branches"' not in client.post(reverse("concepts:rule-preview"), {"concept": "nchoosek", "pattern": "\\bchoose\\b", "ignore_case": "on"}).content.decode()
