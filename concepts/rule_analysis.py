@@ -285,19 +285,6 @@ def line_figures(hits: BranchHits, truth: Sequence[set[str] | None]) -> list[Lin
     ]
 
 
-def rule_line_figures(
-    rules: Sequence[Rule], texts: Sequence[str], truth: Sequence[set[str] | None], matched: Mapping[str, Sequence[int]]
-) -> list[LineFigures]:
-    """Every line of every rule RE2 runs, on the labelled texts its rule matches (`matched[slug]`:
-    the indices of the texts the whole rule matches)."""
-    figures: list[LineFigures] = []
-    for rule in rules:
-        hits = branch_hits(rule, texts, [i for i in matched.get(rule.slug, ()) if truth[i] is not None])
-        if hits is not None:
-            figures.extend(line_figures(hits, truth))
-    return figures
-
-
 def lines_to_look_at(figures: Sequence[LineFigures]) -> list[LineFigures]:
     """The lines more often wrong than right, the most lopsided first."""
     wrong = [f for f in figures if f.more_wrong_than_right]

@@ -386,6 +386,7 @@ class _BankMatches:
     bank_key: str
     versions: dict[str, tuple[int, int]]  # slug -> (rule id, version)
     matches: dict[str, list[int]]  # slug -> indices into bank_texts()
+    rules: list[extraction.Rule] = field(default_factory=list)  # the enabled rules, as matched
 
 
 _BANK_MATCHES: dict[str, _BankMatches] = {}
@@ -412,7 +413,7 @@ def _bank_matches(bank: BankTexts) -> _BankMatches:
         for i, found in enumerate(predicted):
             for slug in found:
                 matches[slug].append(i)
-    result = _BankMatches(bank.texts_key, versions, matches)
+    result = _BankMatches(bank.texts_key, versions, matches, [rule for rule, _ in enabled])
     _BANK_MATCHES.clear()  # the whole bank only: an older bank's matches are of no further use
     _BANK_MATCHES[bank.texts_key] = result
     return result
@@ -439,17 +440,16 @@ def _rule_lines(bank: BankTexts, matches: _BankMatches, truth: list[set[str] | N
     """Every line of every enabled rule judged against `truth` (per problem of the bank, None when
     unlabelled or outside the collection)."""
     known = _LINE_HITS.get(bank.texts_key, {})
-    # The rules exactly as matched (a rule saved since is left to the next analysis).
-    rules = [rule for rule, row in rules_enabled() if matches.versions.get(rule.slug) == (row.pk, row.version)]
     hits = {slug: kept for slug, kept in known.items() if slug in matches.versions}
-    for rule in rules:
+    for rule in matches.rules:  # the rules exactly as matched
+
         version = matches.versions[rule.slug]
         if rule.slug not in hits or hits[rule.slug][0] != version:
             hits[rule.slug] = (version, rule_analysis.branch_hits(rule, bank.texts, matches.matches.get(rule.slug, [])))
     _LINE_HITS.clear()  # the whole bank only: an older bank's hits are of no further use
     _LINE_HITS[bank.texts_key] = hits
     figures: list[rule_analysis.LineFigures] = []
-    for rule in rules:
+    for rule in matches.rules:
         rule_hits = hits[rule.slug][1]
         if rule_hits is not None:  # None: a rule on the backtracking engine, not split into lines
             # Its wrong matches as problem ids (the analysis page links to them).

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from concepts.extraction import Rule, compile_rules, extract_many
-from concepts.rule_analysis import WRONG_EXAMPLES, DiffLine, LineCount, LineFigures, analyse, line_counts, lines_to_look_at, rule_line_figures, rule_lines, version_diff
+from concepts.rule_analysis import WRONG_EXAMPLES, DiffLine, LineCount, LineFigures, analyse, branch_hits, line_counts, line_figures, lines_to_look_at, rule_lines, version_diff
 
 # Six problems; rules for paired, twosample (alternatives: never labelled together) and mean.
 PREDICTED = [
@@ -130,15 +130,19 @@ LINE_TEXTS = [
 LINE_TRUTH: list[set[str] | None] = [{"dice"}, {"dice", "mean"}, {"mean"}, {"mean"}, None, {"coin"}]
 
 
-def line_figures(rules: list[Rule]) -> dict[tuple[str, int], LineFigures]:
+def judged_lines(rules: list[Rule]) -> dict[tuple[str, int], LineFigures]:
+    """Each rule's lines over the texts it matches (as the site reads them), judged by LINE_TRUTH."""
     found = extract_many(LINE_TEXTS, compile_rules(rules))
-    matched = {r.slug: [i for i, f in enumerate(found) if r.slug in f] for r in rules}
-    return {(f.slug, f.number): f for f in rule_line_figures(rules, LINE_TEXTS, LINE_TRUTH, matched)}
+    out: dict[tuple[str, int], LineFigures] = {}
+    for rule in rules:
+        hits = branch_hits(rule, LINE_TEXTS, [i for i, f in enumerate(found) if rule.slug in f])
+        out.update({(f.slug, f.number): f for f in (line_figures(hits, LINE_TRUTH) if hits else [])})
+    return out
 
 
 def test_every_line_of_every_rule_is_judged_on_the_labelled_problems_it_matches() -> None:
     rules = [Rule("dice", r"\bdie\b|\bsample\s+mean\b", True), Rule("mean", r"\bsample mean\b", True), Rule("coin", r"\bcoins?\b|\bheads\b", True)]
-    lines = line_figures(rules)
+    lines = judged_lines(rules)
     # dice line 1 finds 0, 1 (right), and 0 alone; line 2 finds 1 (right, with line 1), 2, 3 (wrong); 4 is unlabelled.
     assert lines[("dice", 1)] == LineFigures(slug="dice", number=1, text=r"\bdie\b", tp=2, fp=0, only_tp=1)
     assert lines[("dice", 2)] == LineFigures(slug="dice", number=2, text=r"\bsample\s+mean\b", tp=1, fp=2, only_tp=0, wrong=(2, 3))
@@ -151,7 +155,7 @@ def test_every_line_of_every_rule_is_judged_on_the_labelled_problems_it_matches(
 
 def test_lines_of_a_backtracking_rule_and_of_a_rule_matching_nothing_labelled_are_left_out() -> None:
     rules = [Rule("dice", r"\b(die)\b(?!x)|\bsample\b", True), Rule("mean", r"\bnothing here\b", True)]
-    assert line_figures(rules) == {}
+    assert judged_lines(rules) == {}
 
 
 def test_lines_to_look_at_put_the_most_lopsided_first() -> None:
