@@ -20,7 +20,7 @@ import difflib
 from collections import Counter
 from dataclasses import dataclass, field
 from itertools import combinations
-from typing import Callable, Mapping, Sequence
+from typing import Callable, Container, Mapping, Sequence
 
 from concepts.extraction import ENGINE_RE2, ConceptStats, Rule, branch_matching, check_pattern, pattern_lines
 
@@ -210,6 +210,7 @@ class LineFigures:
     fp: int  # labelled problems without the concept it matches
     only_tp: int  # of its TP, those no other line of the rule matches (what deleting it would cost)
     wrong: tuple[int, ...] = ()  # the first WRONG_EXAMPLES problems it matches wrongly (indices, or ids once mapped)
+    matched: int = 0  # problems in scope it matches, labelled or not: the concepts deleting it takes away
 
     @property
     def more_wrong_than_right(self) -> bool:
@@ -268,9 +269,10 @@ def branch_hits(rule: Rule, texts: Sequence[str], where: Sequence[int]) -> Branc
     return BranchHits(rule.slug, matches.branches, [[where[k] for k in hits] for hits in matches.by_branch])
 
 
-def line_figures(hits: BranchHits, truth: Sequence[set[str] | None]) -> list[LineFigures]:
-    """Each line of a rule judged against `truth` (per text: its concepts, None when unlabelled).
-    A rule none of whose matches is labelled has no figures."""
+def line_figures(hits: BranchHits, truth: Sequence[set[str] | None], scope: Container[int] | None = None) -> list[LineFigures]:
+    """Each line of a rule judged against `truth` (per text: its concepts, None when unlabelled or
+    out of scope), with the texts in `scope` it matches (every text when None). A rule none of whose
+    matches is labelled has no figures."""
     if not any(truth[i] is not None for branch in hits.by_branch for i in branch):
         return []
 
@@ -280,8 +282,9 @@ def line_figures(hits: BranchHits, truth: Sequence[set[str] | None]) -> list[Lin
 
     counts = line_counts(hits.by_branch, verdict)
     return [
-        LineFigures(slug=hits.slug, number=number, text=text, tp=c.tp, fp=c.fp, only_tp=c.only_tp, wrong=c.wrong)
-        for number, (text, c) in enumerate(zip(hits.branches, counts), 1)
+        LineFigures(slug=hits.slug, number=number, text=text, tp=c.tp, fp=c.fp, only_tp=c.only_tp, wrong=c.wrong,
+                    matched=len(branch) if scope is None else sum(1 for i in branch if i in scope))
+        for number, (text, c, branch) in enumerate(zip(hits.branches, counts, hits.by_branch), 1)
     ]
 
 

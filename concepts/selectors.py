@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections import Counter, OrderedDict
+from collections.abc import Container
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -436,9 +437,12 @@ def no_rule_problem_ids() -> list[int]:
 _LINE_HITS: dict[str, dict[str, tuple[tuple[int, int], rule_analysis.BranchHits | None]]] = {}
 
 
-def _rule_lines(bank: BankTexts, matches: _BankMatches, truth: list[set[str] | None]) -> list[rule_analysis.LineFigures]:
+def _rule_lines(
+    bank: BankTexts, matches: _BankMatches, truth: list[set[str] | None], scope: Container[int] | None = None
+) -> list[rule_analysis.LineFigures]:
     """Every line of every enabled rule judged against `truth` (per problem of the bank, None when
-    unlabelled or outside the collection)."""
+    unlabelled or outside the collection), with the problems in `scope` (indices; None: the whole
+    bank) it matches."""
     known = _LINE_HITS.get(bank.texts_key, {})
     hits = {slug: kept for slug, kept in known.items() if slug in matches.versions}
     for rule in matches.rules:  # the rules exactly as matched
@@ -453,7 +457,7 @@ def _rule_lines(bank: BankTexts, matches: _BankMatches, truth: list[set[str] | N
         rule_hits = hits[rule.slug][1]
         if rule_hits is not None:  # None: a rule on the backtracking engine, not split into lines
             # Its wrong matches as problem ids (the analysis page links to them).
-            figures += [replace(f, wrong=tuple(bank.ids[i] for i in f.wrong)) for f in rule_analysis.line_figures(rule_hits, truth)]
+            figures += [replace(f, wrong=tuple(bank.ids[i] for i in f.wrong)) for f in rule_analysis.line_figures(rule_hits, truth, scope)]
     return figures
 
 
@@ -498,7 +502,8 @@ def rules_analysis(*, collection: str = "") -> RulesAnalysis:
     truth_in_bank: list[set[str] | None] = [None] * len(bank.ids)
     for k, i in enumerate(chosen):
         truth_in_bank[i] = truth[k]
-    result = RulesAnalysis(analysis, ids, titles, collection, lines=_rule_lines(bank, matches, truth_in_bank))
+    lines = _rule_lines(bank, matches, truth_in_bank, set(chosen) if collection else None)
+    result = RulesAnalysis(analysis, ids, titles, collection, lines=lines)
     _ANALYSIS_MEMO[key] = result
     while len(_ANALYSIS_MEMO) > _ANALYSIS_MEMO_SIZE:
         _ANALYSIS_MEMO.popitem(last=False)

@@ -144,13 +144,24 @@ def test_every_line_of_every_rule_is_judged_on_the_labelled_problems_it_matches(
     rules = [Rule("dice", r"\bdie\b|\bsample\s+mean\b", True), Rule("mean", r"\bsample mean\b", True), Rule("coin", r"\bcoins?\b|\bheads\b", True)]
     lines = judged_lines(rules)
     # dice line 1 finds 0, 1 (right), and 0 alone; line 2 finds 1 (right, with line 1), 2, 3 (wrong); 4 is unlabelled.
-    assert lines[("dice", 1)] == LineFigures(slug="dice", number=1, text=r"\bdie\b", tp=2, fp=0, only_tp=1)
-    assert lines[("dice", 2)] == LineFigures(slug="dice", number=2, text=r"\bsample\s+mean\b", tp=1, fp=2, only_tp=0, wrong=(2, 3))
+    # Matches counts every text it matches, the unlabelled 4 too.
+    assert lines[("dice", 1)] == LineFigures(slug="dice", number=1, text=r"\bdie\b", tp=2, fp=0, only_tp=1, matched=2)
+    assert lines[("dice", 2)] == LineFigures(slug="dice", number=2, text=r"\bsample\s+mean\b", tp=1, fp=2, only_tp=0, wrong=(2, 3), matched=4)
     assert lines[("mean", 1)].tp == 3 and lines[("mean", 1)].fp == 0
     # A line that matches none of its rule's labelled matches is there with zeros (coin's "heads").
-    assert lines[("coin", 1)] == LineFigures(slug="coin", number=1, text=r"\bcoins?\b", tp=1, fp=0, only_tp=1)
+    assert lines[("coin", 1)] == LineFigures(slug="coin", number=1, text=r"\bcoins?\b", tp=1, fp=0, only_tp=1, matched=1)
     assert ("coin", 2) in lines and lines[("coin", 2)].tp == lines[("coin", 2)].fp == 0
     assert [(f.slug, f.number) for f in lines_to_look_at(list(lines.values()))] == [("dice", 2)]
+
+
+def test_a_lines_matches_count_the_texts_in_scope_only() -> None:
+    rule = Rule("dice", r"\bdie\b|\bsample\s+mean\b", True)
+    hits = branch_hits(rule, LINE_TEXTS, [0, 1, 2, 3, 4])
+    assert hits is not None
+    # One collection's view: texts 0-2 in it (the others' labels are out of scope too).
+    truth = [label if i <= 2 else None for i, label in enumerate(LINE_TRUTH)]
+    assert [f.matched for f in line_figures(hits, truth, scope={0, 1, 2})] == [2, 2]
+    assert [f.matched for f in line_figures(hits, truth)] == [2, 4]
 
 
 def test_lines_of_a_backtracking_rule_and_of_a_rule_matching_nothing_labelled_are_left_out() -> None:

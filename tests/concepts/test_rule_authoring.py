@@ -242,7 +242,8 @@ def test_the_analysis_page_lists_the_lines_more_often_wrong_than_right(client: A
     assert [r[0] for r in rows] == ["dice-2"]  # sample-mean's lines are right more often than wrong
     cells = [" ".join(re.sub(r"<[^>]+>", " ", c).split()) for c in re.findall(r"<td[^>]*>(.*?)</td>", rows[0][1], re.S)]
     # Its wrong matches, linked, to read before narrowing it.
-    assert cells == [rf"dice line 2 \bsample mean\b wrong on #{analysed['found'].pk} , #{analysed['found2'].pk}", "1", "2", "0"]
+    # Matches: every problem it gives the concept, the unlabelled one in the other collection too.
+    assert cells == [rf"dice line 2 \bsample mean\b wrong on #{analysed['found'].pk} , #{analysed['found2'].pk}", "1", "2", "0", "4"]
     assert f'href="{reverse("problems:detail", args=[analysed["found"].pk])}" title="Found"' in lines
     link = f'{reverse("concepts:rule-edit", args=["dice"])}?line=2#branch-line-2'
     assert f'href="{link}"' in lines
@@ -256,6 +257,10 @@ def test_the_analysis_page_lists_the_lines_more_often_wrong_than_right(client: A
     # One collection: its labelled problems only (the other collection has none).
     other = section(client.get(reverse("concepts:rule-analysis"), {"collection": "other"}).content.decode(), "analysis-lines")
     assert "None: every line is right at least as often as it is wrong" in other
+    # The labelled problems' collection: its own matches only.
+    collection = analysed["found"].collection
+    mine = section(client.get(reverse("concepts:rule-analysis"), {"collection": collection}).content.decode(), "analysis-lines")
+    assert re.findall(r'<td class="num">(\d+)</td></tr>', mine) == ["3"]
 
 
 def test_the_analysis_page_shows_the_first_lines_and_counts_the_rest(client: Any, alice: Any, analysed: Any, monkeypatch: Any) -> None:
