@@ -62,6 +62,7 @@ import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable
 
 import numpy as np
 
@@ -130,8 +131,10 @@ def load_bank(test_splits: bool = False, genre_dev: bool = False) -> Bank:
     return bank
 
 
-def source_sets(bank: Bank) -> tuple[dict[str, list[list[int]]], dict[str, object]]:
-    rules = [extraction.Rule(s, str(v["pattern"]), bool(v["ignore_case"])) for s, v in sorted(demo_rules().items())]
+def source_sets(bank: Bank, rules_without: Callable[[str], dict] = lambda name: demo_rules(without=name)) -> tuple[dict[str, list[list[int]]], dict[str, object]]:
+    """Each source's concept sets over the bank. ``rules_without(name)`` gives the rules without the
+    set ``name``'s own branches ("" for every rule): the starter rules unless a benchmark tries others."""
+    rules = [extraction.Rule(s, str(v["pattern"]), bool(v["ignore_case"])) for s, v in sorted(rules_without("").items())]
     found = extraction.extract_many(bank.texts, extraction.compile_rules(rules))
     rule_sets = bank.sets(found)
     labelled = [i for i, lab in enumerate(bank.labels) if lab]
@@ -151,7 +154,7 @@ def source_sets(bank: Bank) -> tuple[dict[str, list[list[int]]], dict[str, objec
         rows = [i for i, b in enumerate(bank.books) if b == name]
         if not rows:
             continue
-        without = [extraction.Rule(s, str(v["pattern"]), bool(v["ignore_case"])) for s, v in sorted(demo_rules(without=name).items())]
+        without = [extraction.Rule(s, str(v["pattern"]), bool(v["ignore_case"])) for s, v in sorted(rules_without(name).items())]
         for i, found_i in zip(rows, bank.sets(extraction.extract_many([bank.texts[i] for i in rows], extraction.compile_rules(without)))):
             unseen[i] = found_i
     return {"labels": bank.sets(bank.labels), "rules": rule_sets, "hybrid": hybrid, "unseen": unseen}, info

@@ -475,3 +475,26 @@ def test_the_new_book_curve_learns_from_the_books_own_labels_and_never_scores_th
         assert rules_k.problems == 20  # scored on the 20 labelled problems it did not train on
         assert rules_k.concepts["binomial-distribution"].fn_rate == 1.0
         assert learned_k.concepts["binomial-distribution"].fn_rate <= 0.2  # 20 of its own labels teach it the word
+
+
+def test_rule_pruning_deletes_the_lines_the_analysis_page_lists_and_keeps_the_rest() -> None:
+    from benchmarks.rule_pruning import listed, only_harm, pruned
+
+    rules = {
+        # line 1 right twice; line 2 wrong twice and right once, where line 1 also matches
+        "nchoosek": {"pattern": r"\bchoose\b|\bselect", "ignore_case": True},
+        # the backtracking engine runs it: no lines to judge, kept whole
+        "p-value": {"pattern": r"p-value(?=s?\b)", "ignore_case": True},
+        # matches an unlabelled problem only: nothing to go by, kept
+        "Poisson-process": {"pattern": r"\barrivals\b", "ignore_case": True},
+    }
+    texts = ["Choose 2 of 5.", "Choose and select 3.", "Select a p-value.", "Select the test.", "Arrivals."]
+    truth = [{"nchoosek"}, {"nchoosek"}, {"p-value"}, set(), None]
+    kept, dropped = pruned(rules, texts, truth, listed)
+    assert dropped == 1 and kept["nchoosek"]["pattern"] == r"\bchoose\b"
+    assert kept["p-value"] == rules["p-value"] and kept["Poisson-process"] == rules["Poisson-process"]
+    # only-harm weighs what no other line matches: line 2's own matches are both wrong, its right one shared
+    assert pruned(rules, texts, truth, only_harm) == (kept, 1)
+    # a rule whose every line goes is left out
+    kept, dropped = pruned({"nchoosek": {"pattern": r"\bselect", "ignore_case": True}}, texts, truth, listed)
+    assert kept == {} and dropped == 1
