@@ -36,6 +36,7 @@ from __future__ import annotations
 import argparse
 import random
 import sys
+from collections import Counter
 from pathlib import Path
 from typing import Callable
 
@@ -92,10 +93,7 @@ def pruned(rules: Rules, texts: list[str], truth: list[set[str] | None], choose:
         if not figures:  # none of its matches judged: nothing to go by
             out[slug] = spec
             continue
-        per_text = {}
-        for branch in hits.by_branch:
-            for i in branch:
-                per_text[i] = per_text.get(i, 0) + 1
+        per_text = Counter(i for branch in hits.by_branch for i in branch)  # lines matching each text
         kept = []
         for f, branch in zip(figures, hits.by_branch):
             only_fp = sum(1 for i in branch if per_text[i] == 1 and truth[i] is not None and slug not in truth[i])
@@ -126,10 +124,10 @@ def pct(x: float | None) -> str:
     return "   n/a" if x is None else f"{100 * x:6.2f}"
 
 
-def lost_right(kept: tuple[int, int], pruned_: tuple[int, int]) -> float | None:
+def lost_right(kept: tuple[int, int], deleted: tuple[int, int]) -> float | None:
     """Of the concepts the deleted lines took away from the measured problems (their matches no
-    kept line makes), the share that were right: (TP, FP) with every line against without some."""
-    tp, fp = kept[0] - pruned_[0], kept[1] - pruned_[1]
+    kept line makes), the share that were right: (TP, FP) with every line, and with some deleted."""
+    tp, fp = kept[0] - deleted[0], kept[1] - deleted[1]
     return tp / (tp + fp) if tp + fp else None
 
 
