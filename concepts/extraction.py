@@ -554,6 +554,16 @@ def extract_many(texts: Sequence[str], compiled: CompiledRules) -> list[set[str]
     return found_all
 
 
+def first_match(pattern: str, ignore_case: bool, text: str) -> tuple[int, int] | None:
+    """The span of the first match of an RE2 pattern in `text` (None: no match). Raises RuleError
+    for a pattern RE2 cannot run alone, which would backtrack: this is for many short searches, as
+    highlighting one line of a rule in a few problems, with no time limit to keep."""
+    if check_pattern(pattern, ignore_case) != ENGINE_RE2:
+        raise RuleError("not an RE2 pattern")
+    found = _compile_single(Rule("line", pattern, ignore_case), ENGINE_RE2).search(text)  # type: ignore[attr-defined]
+    return found.span() if found else None
+
+
 def match_spans(text: str, compiled: CompiledRules, slug: str, limit: int = 50) -> list[tuple[int, int]]:
     """Character spans where the rule of `slug` matches `text` (for highlighting)."""
     pattern = compiled.single[slug]

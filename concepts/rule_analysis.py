@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from itertools import combinations
 from typing import Callable, Container, Mapping, Sequence
 
-from concepts.extraction import ENGINE_RE2, ConceptStats, Rule, branch_matching, check_pattern, pattern_lines
+from concepts.extraction import ENGINE_RE2, ConceptStats, Rule, RuleError, branch_matching, check_pattern, first_match, pattern_lines
 
 MIN_POSITIVES = 3  # labelled positives each concept needs before "never labelled together" means anything
 EXAMPLES = 5  # problems kept per conflicting pair
@@ -286,6 +286,45 @@ def line_figures(hits: BranchHits, truth: Sequence[set[str] | None], scope: Cont
                     matched=len(branch) if scope is None else sum(1 for i in branch if i in scope))
         for number, (text, c, branch) in enumerate(zip(hits.branches, counts, hits.by_branch), 1)
     ]
+
+
+@dataclass(frozen=True)
+class Snippet:
+    """Where a line matches a problem, with some text either side (whitespace collapsed)."""
+
+    before: str
+    match: str
+    after: str
+    cut_before: bool  # text left out before `before`
+    cut_after: bool
+
+
+def line_snippet(line: str, ignore_case: bool, text: str, width: int = 40) -> Snippet | None:
+    """The wording one line of a rule matches in `text`, with up to `width` characters either side:
+    what a TA reads to narrow the line. None where the line does not match alone, or RE2 cannot run
+    it alone (a group reference across lines)."""
+    try:
+        span = first_match(line, ignore_case, text)
+    except RuleError:
+        return None
+    if span is None:
+        return None
+    start, end = span
+
+    def squeeze(part: str) -> str:
+        return " ".join(part.split())
+
+    before, after = text[max(0, start - width) : start], text[end : end + width]
+    # Keep the space at the seams (" the sample mean of"): squeeze drops it at the ends.
+    lead = " " if before[-1:].isspace() else ""
+    trail = " " if after[:1].isspace() else ""
+    return Snippet(
+        before=squeeze(before) + lead if squeeze(before) else "",
+        match=squeeze(text[start:end]),
+        after=trail + squeeze(after) if squeeze(after) else "",
+        cut_before=start > width,
+        cut_after=end + width < len(text),
+    )
 
 
 def lines_to_look_at(figures: Sequence[LineFigures]) -> list[LineFigures]:

@@ -361,6 +361,10 @@ class RulesAnalysis:
     collection: str = ""
     error: str = ""
     lines: list[rule_analysis.LineFigures] = field(default_factory=list)  # every line of every RE2 rule, on the labelled
+    texts: list[str] = field(default_factory=list, repr=False)  # each analysed problem's text
+    ignore_case: dict[str, bool] = field(default_factory=dict)  # per rule, as matched
+    _in_context: dict[tuple[str, int], list[tuple[int, str, rule_analysis.Snippet | None]]] = field(default_factory=dict, repr=False)
+    _position: dict[int, int] = field(default_factory=dict, repr=False)  # problem id -> index, built when first needed
 
     @property
     def no_concept_ids(self) -> list[int]:
@@ -369,6 +373,21 @@ class RulesAnalysis:
     @property
     def lines_to_look_at(self) -> list[rule_analysis.LineFigures]:
         return rule_analysis.lines_to_look_at(self.lines)
+
+    def wrong_in_context(self, line: rule_analysis.LineFigures) -> list[tuple[int, str, rule_analysis.Snippet | None]]:
+        """(id, title, the wording it matched) of each of the line's first wrong matches; worked out
+        for the lines a page shows, once per analysis."""
+        key = (line.slug, line.number)
+        if key not in self._in_context:
+            if not self._position:
+                self._position.update((pid, k) for k, pid in enumerate(self.ids))
+            where = self._position
+            ignore_case = self.ignore_case.get(line.slug, True)
+            self._in_context[key] = [
+                (pid, self.titles[where[pid]], rule_analysis.line_snippet(line.text, ignore_case, self.texts[where[pid]]))
+                for pid in line.wrong if pid in where
+            ]
+        return self._in_context[key]
 
 
 _ANALYSIS_MEMO: OrderedDict[str, RulesAnalysis] = OrderedDict()
@@ -503,7 +522,10 @@ def rules_analysis(*, collection: str = "") -> RulesAnalysis:
     for k, i in enumerate(chosen):
         truth_in_bank[i] = truth[k]
     lines = _rule_lines(bank, matches, truth_in_bank, set(chosen) if collection else None)
-    result = RulesAnalysis(analysis, ids, titles, collection, lines=lines)
+    result = RulesAnalysis(
+        analysis, ids, titles, collection, lines=lines, texts=[bank.texts[i] for i in chosen],
+        ignore_case={rule.slug: rule.ignore_case for rule in matches.rules},
+    )
     _ANALYSIS_MEMO[key] = result
     while len(_ANALYSIS_MEMO) > _ANALYSIS_MEMO_SIZE:
         _ANALYSIS_MEMO.popitem(last=False)

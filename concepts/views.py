@@ -265,7 +265,7 @@ def rule_analysis_view(request: HttpRequest) -> HttpResponse:
             "collection": collection, "collections": collections, "sorts": ANALYSIS_SORT_LABELS,
             "min_positives": MIN_POSITIVES,
             "no_concept": [(pid, titles[pid]) for pid in result.no_concept_ids[:20]],
-            "lines": [(line, [(pid, titles[pid]) for pid in line.wrong]) for line in lines[:ANALYSIS_LINES_SHOWN]],
+            "lines": [(line, result.wrong_in_context(line)) for line in lines[:ANALYSIS_LINES_SHOWN]],
             "lines_more": max(0, len(lines) - ANALYSIS_LINES_SHOWN),
         },
     )

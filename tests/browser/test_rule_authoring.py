@@ -112,3 +112,21 @@ def test_a_line_more_often_wrong_than_right_on_the_analysis_page_opens_at_its_ro
     assert page.evaluate("window.scrollY") > 0
     assert "chosen" not in (page.locator("#branch-line-2").get_attribute("class") or "")
     assert page.url.endswith("?line=3#branch-line-3")
+
+
+def test_on_a_phone_a_listed_line_shows_its_pattern_and_wrong_wording_full_width_with_its_figures_below(
+    page: Any, live_server: Any, login: Any, weak_rule: Any, concept_factory: Any
+) -> None:
+    rule_save(concept=concept_factory("dice"), pattern=r"\bdie\b|\bsample mean\b|\baverage\b")
+    login("alice")
+    page.set_viewport_size({"width": 390, "height": 800})
+    page.goto(f"{live_server.url}/concepts/analysis/")
+    row = page.locator("#analysis-lines tbody tr").first
+    pattern, right = row.locator("td.pattern-cell"), row.locator("td[data-label=Right]")
+    assert "Compute the average of" in pattern.locator("q").first.inner_text()  # the wording it matched
+    assert pattern.locator("mark").first.inner_text() == "average"
+    cell, figures = pattern.bounding_box(), right.bounding_box()
+    assert cell is not None and figures is not None
+    assert cell["width"] > 300  # the row's width, not a column's
+    assert figures["y"] >= cell["y"] + cell["height"] - 1  # the figures sit below it, each named
+    assert page.evaluate("getComputedStyle(document.querySelector('#analysis-lines td[data-label=Right]'), '::before').content") == '"Right "'

@@ -241,9 +241,14 @@ def test_the_analysis_page_lists_the_lines_more_often_wrong_than_right(client: A
     rows = re.findall(r'<tr class="line-([\w-]+)">(.*?)</tr>', lines, re.S)
     assert [r[0] for r in rows] == ["dice-2"]  # sample-mean's lines are right more often than wrong
     cells = [" ".join(re.sub(r"<[^>]+>", " ", c).split()) for c in re.findall(r"<td[^>]*>(.*?)</td>", rows[0][1], re.S)]
-    # Its wrong matches, linked, to read before narrowing it.
+    # Its wrong matches, linked, with the wording it matched there: what to read before narrowing it.
     # Matches: every problem it gives the concept, the unlabelled one in the other collection too.
-    assert cells == [rf"dice line 2 \bsample mean\b wrong on #{analysed['found'].pk} , #{analysed['found2'].pk}", "1", "2", "0", "4"]
+    assert cells == [
+        rf"dice line 2 \bsample mean\b wrong on #{analysed['found'].pk} Find the sample mean of 3, 5, 7. "
+        rf"#{analysed['found2'].pk} The sample mean of $x_1, x_2$ is $\bar{{x}}$.",
+        "1", "2", "0", "4",
+    ]
+    assert "<q>Find the <mark>sample mean</mark> of 3, 5, 7.</q>" in lines
     assert f'href="{reverse("problems:detail", args=[analysed["found"].pk])}" title="Found"' in lines
     link = f'{reverse("concepts:rule-edit", args=["dice"])}?line=2#branch-line-2'
     assert f'href="{link}"' in lines
@@ -275,7 +280,8 @@ def test_the_analysis_page_shows_the_first_lines_and_counts_the_rest(client: Any
     lines = section(page, "analysis-lines")
     assert re.findall(r'<tr class="line-([\w-]+)">', lines) == ["dice-3"]  # the most lopsided first
     assert "… and 1 more." in page
-    assert re.search(rf'wrong on <a [^>]+>#{analysed["avg1"].pk}</a>, …</span>', lines)  # one of its three wrong matches shown
+    # One of its three wrong matches shown, then how many there are.
+    assert re.search(rf'<li><a [^>]+>#{analysed["avg1"].pk}</a> <q>Compute the <mark>average</mark> of the data 2, 4, 9.</q></li>\s*<li>… 3 in all</li>', lines)
 
 
 def test_the_analysis_page_sorts_and_filters_by_collection(client: Any, alice: Any, analysed: Any, problem_factory: Any) -> None:
