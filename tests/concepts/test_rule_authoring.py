@@ -266,7 +266,7 @@ def test_the_analysis_page_lists_the_lines_more_often_wrong_than_right(client: A
     # The labelled problems' collection: its own matches only.
     collection = analysed["found"].collection
     mine = section(client.get(reverse("concepts:rule-analysis"), {"collection": collection}).content.decode(), "analysis-lines")
-    assert re.findall(r'<td class="num">(\d+)</td></tr>', mine) == ["3"]
+    assert re.findall(r'<td class="num" data-label="Matches">(\d+)</td></tr>', mine) == ["3"]
 
 
 def test_the_analysis_page_shows_the_first_lines_and_counts_the_rest(client: Any, alice: Any, analysed: Any, monkeypatch: Any) -> None:
