@@ -62,6 +62,10 @@ def only_harm(f: rule_analysis.LineFigures, only_fp: int) -> bool:
 CHOICES: dict[str, Callable[[rule_analysis.LineFigures, int], bool]] = {"listed": listed, "only-harm": only_harm}
 
 
+def as_rules(rules: Rules) -> list[extraction.Rule]:
+    return [extraction.Rule(s, str(v["pattern"]), bool(v["ignore_case"])) for s, v in sorted(rules.items())]
+
+
 def tuned_sets() -> dict[str, tuple[list[str], list[set[str]]]]:
     """name -> (texts, labels) of every labelled problem the rules were tuned on."""
     _, texts, truth = demo_bank()
@@ -72,25 +76,31 @@ def tuned_sets() -> dict[str, tuple[list[str], list[set[str]]]]:
     return out
 
 
+def judged_lines(
+    rules: Rules, texts: list[str], truth: list[set[str] | None]
+) -> list[tuple[extraction.Rule, rule_analysis.BranchHits | None, list[rule_analysis.LineFigures]]]:
+    """Each rule with its lines' hits (None on the backtracking engine) and their figures on (texts, truth)."""
+    rule_list = as_rules(rules)
+    matched: dict[str, list[int]] = {}
+    for i, found in enumerate(extraction.extract_many(texts, extraction.compile_rules(rule_list))):
+        for slug in found:
+            matched.setdefault(slug, []).append(i)
+    out = []
+    for rule in rule_list:
+        hits = rule_analysis.branch_hits(rule, texts, matched.get(rule.slug, []))
+        out.append((rule, hits, rule_analysis.line_figures(hits, truth) if hits is not None else []))
+    return out
+
+
 def pruned(rules: Rules, texts: list[str], truth: list[set[str] | None], choose: Callable) -> tuple[Rules, int]:
     """``rules`` without the lines ``choose`` picks when judged on (texts, truth: None where unlabelled);
     and how many went. A rule the backtracking engine runs has no lines to judge and stays whole, as
     does one none of whose matches is labelled; a rule whose every line goes is left out."""
     out: Rules = {}
     dropped = 0
-    compiled = extraction.compile_rules(extraction.Rule(s, str(v["pattern"]), bool(v["ignore_case"])) for s, v in rules.items())
-    matched: dict[str, list[int]] = {}
-    for i, found in enumerate(extraction.extract_many(texts, compiled)):
-        for slug in found:
-            matched.setdefault(slug, []).append(i)
-    for slug, spec in rules.items():
-        rule = extraction.Rule(slug, str(spec["pattern"]), bool(spec["ignore_case"]))
-        hits = rule_analysis.branch_hits(rule, texts, matched.get(slug, []))
-        if hits is None or not hits.by_branch:
-            out[slug] = spec
-            continue
-        figures = rule_analysis.line_figures(hits, truth)
-        if not figures:  # none of its matches judged: nothing to go by
+    for rule, hits, figures in judged_lines(rules, texts, truth):
+        slug, spec = rule.slug, rules[rule.slug]
+        if hits is None or not figures:  # backtracking, or none of its matches judged: nothing to go by
             out[slug] = spec
             continue
         per_text = Counter(i for branch in hits.by_branch for i in branch)  # lines matching each text
@@ -116,8 +126,7 @@ def pooled(sets: dict[str, tuple[list[str], list[set[str]]]], leave_out: str) ->
 
 
 def measure(rules: Rules, texts: list[str], truth: list[set[str]], concepts: list[str]) -> extraction.Evaluation:
-    compiled = extraction.compile_rules(extraction.Rule(s, str(v["pattern"]), bool(v["ignore_case"])) for s, v in sorted(rules.items()))
-    return extraction.evaluate(extraction.extract_many(texts, compiled), truth, concepts)
+    return extraction.evaluate(extraction.extract_many(texts, extraction.compile_rules(as_rules(rules))), truth, concepts)
 
 
 def pct(x: float | None) -> str:
@@ -158,6 +167,11 @@ def main(argv: list[str] | None = None) -> int:
         for choice, choose in CHOICES.items():
             rules_by.setdefault(choice, {})[name], dropped[(choice, name)] = pruned(rules, texts, truth, choose)
 
+    texts, truth = pooled(sets, "")
+    evidence = Counter(f.tp + f.fp for _, _, figures in judged_lines(demo_rules(), texts, truth) for f in figures if f.more_wrong_than_right)
+    print(f"The lines the page lists, judged on every tuned set: {sum(evidence.values())}; labelled problems behind each: "
+          + ", ".join(f"{n}: {k} line(s)" for n, k in sorted(evidence.items())))
+    print()
     print("Rule lines deleted when judged without the set measured (FN, FP: average over concepts, %;")
     print("recall: micro; precision: of the concepts found, the share that are right; lost right: of the")
     print("concepts the deletion took away from the measured problems, the share that were right)")

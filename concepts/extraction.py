@@ -554,14 +554,14 @@ def extract_many(texts: Sequence[str], compiled: CompiledRules) -> list[set[str]
     return found_all
 
 
-def first_match(pattern: str, ignore_case: bool, text: str) -> tuple[int, int] | None:
-    """The span of the first match of an RE2 pattern in `text` (None: no match). Raises RuleError
-    for a pattern RE2 cannot run alone, which would backtrack: this is for many short searches, as
-    highlighting one line of a rule in a few problems, with no time limit to keep."""
+def first_matches(pattern: str, ignore_case: bool, texts: Sequence[str]) -> list[tuple[int, int] | None]:
+    """Per text, the span of the first match of an RE2 pattern (None: no match), compiled once.
+    Raises RuleError for a pattern RE2 cannot run alone, which would backtrack: this is for short
+    searches, as highlighting one line of a rule in a few problems, with no time limit to keep."""
     if check_pattern(pattern, ignore_case) != ENGINE_RE2:
         raise RuleError("not an RE2 pattern")
-    found = _compile_single(Rule("line", pattern, ignore_case), ENGINE_RE2).search(text)  # type: ignore[attr-defined]
-    return found.span() if found else None
+    search = _compile_single(Rule("line", pattern, ignore_case), ENGINE_RE2).search  # type: ignore[attr-defined]
+    return [found.span() if found else None for found in map(search, texts)]
 
 
 def match_spans(text: str, compiled: CompiledRules, slug: str, limit: int = 50) -> list[tuple[int, int]]:

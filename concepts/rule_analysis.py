@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from itertools import combinations
 from typing import Callable, Container, Mapping, Sequence
 
-from concepts.extraction import ENGINE_RE2, ConceptStats, Rule, RuleError, branch_matching, check_pattern, first_match, pattern_lines
+from concepts.extraction import ENGINE_RE2, ConceptStats, Rule, RuleError, branch_matching, check_pattern, first_matches, pattern_lines
 
 MIN_POSITIVES = 3  # labelled positives each concept needs before "never labelled together" means anything
 EXAMPLES = 5  # problems kept per conflicting pair
@@ -299,18 +299,18 @@ class Snippet:
     cut_after: bool
 
 
-def line_snippet(line: str, ignore_case: bool, text: str, width: int = 40) -> Snippet | None:
-    """The wording one line of a rule matches in `text`, with up to `width` characters either side:
-    what a TA reads to narrow the line. None where the line does not match alone, or RE2 cannot run
-    it alone (a group reference across lines)."""
+def line_snippets(line: str, ignore_case: bool, texts: Sequence[str], width: int = 40) -> list[Snippet | None]:
+    """Per text, the wording one line of a rule matches there, with up to `width` characters either
+    side: what a TA reads to narrow the line. None where the line does not match alone, and for
+    every text where RE2 cannot run it alone (a group reference across lines)."""
     try:
-        span = first_match(line, ignore_case, text)
+        spans = first_matches(line, ignore_case, texts)
     except RuleError:
-        return None
-    if span is None:
-        return None
-    start, end = span
+        return [None] * len(texts)
+    return [None if span is None else _snippet(text, *span, width) for text, span in zip(texts, spans)]
 
+
+def _snippet(text: str, start: int, end: int, width: int) -> Snippet:
     def squeeze(part: str) -> str:
         return " ".join(part.split())
 

@@ -381,12 +381,9 @@ class RulesAnalysis:
         if key not in self._in_context:
             if not self._position:
                 self._position.update((pid, k) for k, pid in enumerate(self.ids))
-            where = self._position
-            ignore_case = self.ignore_case.get(line.slug, True)
-            self._in_context[key] = [
-                (pid, self.titles[where[pid]], rule_analysis.line_snippet(line.text, ignore_case, self.texts[where[pid]]))
-                for pid in line.wrong if pid in where
-            ]
+            shown = [self._position[pid] for pid in line.wrong if pid in self._position]
+            snippets = rule_analysis.line_snippets(line.text, self.ignore_case.get(line.slug, True), [self.texts[k] for k in shown])
+            self._in_context[key] = [(self.ids[k], self.titles[k], snippet) for k, snippet in zip(shown, snippets)]
         return self._in_context[key]
 
 
@@ -465,7 +462,6 @@ def _rule_lines(
     known = _LINE_HITS.get(bank.texts_key, {})
     hits = {slug: kept for slug, kept in known.items() if slug in matches.versions}
     for rule in matches.rules:  # the rules exactly as matched
-
         version = matches.versions[rule.slug]
         if rule.slug not in hits or hits[rule.slug][0] != version:
             hits[rule.slug] = (version, rule_analysis.branch_hits(rule, bank.texts, matches.matches.get(rule.slug, [])))

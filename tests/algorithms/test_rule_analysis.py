@@ -165,17 +165,18 @@ def test_a_lines_matches_count_the_texts_in_scope_only() -> None:
 
 
 def test_a_lines_snippet_shows_the_wording_it_matched_with_some_text_either_side() -> None:
-    from concepts.rule_analysis import Snippet, line_snippet
+    from concepts.rule_analysis import Snippet, line_snippets
 
     text = "Roll a die.  The Sample\n mean of the rolls is asked for here."
-    assert line_snippet(r"\bsample\s+mean\b", True, text, width=12) == Snippet(
-        before="a die. The ", match="Sample mean", after=" of the roll", cut_before=True, cut_after=True
-    )
-    assert line_snippet(r"\bsample\s+mean\b", True, text) == Snippet(
+    assert line_snippets(r"\bsample\s+mean\b", True, [text, "Toss a coin."], width=12) == [
+        Snippet(before="a die. The ", match="Sample mean", after=" of the roll", cut_before=True, cut_after=True),
+        None,  # no match there
+    ]
+    assert line_snippets(r"\bsample\s+mean\b", True, [text]) == [Snippet(
         before="Roll a die. The ", match="Sample mean", after=" of the rolls is asked for here.", cut_before=False, cut_after=False
-    )
-    assert line_snippet(r"\bsample\s+mean\b", False, text) is None  # case matters: no match
-    assert line_snippet(r"(die)\s+\1", True, text) is None  # RE2 cannot run it alone
+    )]
+    assert line_snippets(r"\bsample\s+mean\b", False, [text]) == [None]  # case matters: no match
+    assert line_snippets(r"(die)\s+\1", True, [text, text]) == [None, None]  # RE2 cannot run it alone
 
 
 def test_lines_of_a_backtracking_rule_and_of_a_rule_matching_nothing_labelled_are_left_out() -> None:
