@@ -15,7 +15,7 @@ import csv
 import io
 import json
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Iterable
 
 MAX_LINE_BYTES = 256 * 1024
@@ -137,11 +137,24 @@ def record_from_mapping(obj: Any, line: int, labels_as_text: bool = False) -> Pr
         answer=_as_text(obj.get("answer")),
         solution=_as_text(obj.get("solution")),
         source=values["source"],
-        title=values["title"] or derive_title(text),
+        title=values["title"],  # or derived when the whole file is read: _derive_titles
         released=_as_released(obj.get("released")),
         collection=values["collection"],
         line=line,
     )
+
+
+def _derive_titles(result: ParseResult) -> None:
+    """A title for each record without one, from its text, told apart from the others of the file
+    (problems/latex_html.py `distinct_titles`: exercises that share a lead-in are titled by their own
+    question)."""
+    from problems.latex_html import distinct_titles
+
+    titles = distinct_titles([rec.text for rec in result.records])
+    result.records = [
+        rec if rec.title else replace(rec, title=title or f"Problem {rec.source_id}")  # a text that is one table
+        for rec, title in zip(result.records, titles)
+    ]
 
 
 def _check_duplicates(result: ParseResult) -> None:
@@ -231,6 +244,7 @@ def parse_jsonl(data: bytes) -> ParseResult:
             result.records.append(record_from_mapping(obj, number))
         except ValueError as exc:
             result.errors.append(LineError(number, str(exc)))
+    _derive_titles(result)
     _check_duplicates(result)
     result.errors.sort(key=lambda e: e.line)
     return result
@@ -264,6 +278,7 @@ def parse_csv(data: bytes) -> ParseResult:
                 result.errors.append(LineError(line, str(exc)))
     except csv.Error as exc:
         result.errors.append(LineError(reader.line_num, f"bad CSV: {exc}"))
+    _derive_titles(result)
     _check_duplicates(result)
     result.errors.sort(key=lambda e: e.line)
     return result

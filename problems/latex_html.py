@@ -10,17 +10,40 @@ from __future__ import annotations
 
 import html
 import re
+from collections import Counter
+from typing import Collection, Sequence
 
 _TABULAR = re.compile(r"\\begin\{tabular\}(\{[^}]*\})?(.*?)\\end\{tabular\}", re.S)
 # Authors often wrap a tabular in display math; KaTeX cannot typeset tabular, so drop the wrapper.
 _WRAPPED_TABULAR = re.compile(r"(?:\\\[|\$\$)\s*(\\begin\{tabular\}.*?\\end\{tabular\})\s*(?:\\\]|\$\$)", re.S)
-_LIST = re.compile(r"\\begin\{(itemize|enumerate)\}(.*?)\\end\{\1\}", re.S)
+# OpenIntro writes its lettered parts as `parts` (and `subparts` within them): lists too.
+_LIST_NAMES = "itemize|enumerate|parts|subparts"
+_LIST = re.compile(rf"\\begin\{{({_LIST_NAMES})\}}(.*?)\\end\{{\1\}}", re.S)
+_BLOCK = re.compile(rf"\\begin\{{tabular\}}.*?\\end\{{tabular\}}|\\begin\{{({_LIST_NAMES})\}}.*?\\end\{{\1\}}", re.S)
+# Layout environments that only place their text (centred, in columns, indented): their text is kept,
+# as a paragraph of its own.
+_LAYOUT = re.compile(r"\\(?:begin|end)\{(?:center|flushleft|flushright|quote|table|adjustwidth|multicols)\}(?:\{[^{}]*\})*")
 _RULES = re.compile(r"\\(hline|toprule|midrule|bottomrule|cline\{[^}]*\})")
 _MATH = re.compile(r"(\$\$.*?\$\$|\\\[.*?\\\]|\\\(.*?\\\)|(?<!\\)\$(?:\\.|[^$\\])+\$)", re.S)
+# A cross-reference into the book the problem came from ("Exercise \ref{ex:coins}"): the page says
+# "[link]", as OpenStax's own exports do.
+_REFERENCE = re.compile(r"\\(?:ref|eqref|pageref)\s*\{[^{}]*\}")
+_SPACING = re.compile(r"\\(?:[vh]space\*?\s*\{[^{}]*\}|noindent|smallskip|medskip|bigskip|newline)(?![A-Za-z])")
 _TEXT_MODE = [
     (re.compile(r"\\textbf\{([^{}]*)\}|\{\\bf ([^{}]*)\}"), lambda m: f"<b>{m.group(1) or m.group(2)}</b>"),
     (re.compile(r"\\(?:emph|textit)\{([^{}]*)\}|\{\\(?:em|it) ([^{}]*)\}"), lambda m: f"<i>{m.group(1) or m.group(2)}</i>"),
     (re.compile(r"\\(?:texttt|textrm|text|mbox)\{([^{}]*)\}"), lambda m: m.group(1)),
+    # Book markup with no counterpart on a problem page (../shared/data: Grinstead & Snell's own
+    # emphasis macro \emx, footnotes, cross-references to the book, spacing).
+    (re.compile(r"\\emx\s*\{([^{}]*)\}"), lambda m: f"<i>{m.group(1)}</i>"),
+    (re.compile(r"\\footnote\s*\{([^{}]*)\}"), lambda m: f" ({m.group(1)})"),
+    (_REFERENCE, lambda m: "[link]"),
+    (re.compile(r"\\multirow\{[^{}]*\}\{[^{}]*\}\{([^{}]*)\}"), lambda m: m.group(1)),
+    (re.compile(r"\\par\b"), lambda m: "\n\n"),
+    (_SPACING, lambda m: " "),
+    # Type size and placement only: the text stays ("{\footnotesize Figure from the paper.}").
+    (re.compile(r"\{\\(?:tiny|scriptsize|footnotesize|small|normalsize|large|Large)\s+([^{}]*)\}"), lambda m: m.group(1)),
+    (re.compile(r"\\raisebox\{[^{}]*\}(?:\[[^\]]*\])*\{([^{}]*)\}"), lambda m: m.group(1)),
     (re.compile(r"\\([%&#_{}])"), lambda m: m.group(1)),
     # An escaped dollar ("pay \$3") is a dollar sign, in a span KaTeX's auto-render skips (no-math).
     (re.compile(r"\\\$"), lambda m: '<span class="no-math">$</span>'),
@@ -49,34 +72,52 @@ def _table(match: re.Match[str]) -> str:
     out = ['<table class="latex-table">']
     for row in (r.strip() for r in re.split(r"\\\\", body)):
         if row:
-            cells = [_outside_math(c.strip()) for c in re.split(r"(?<!\\)&amp;", row)]
-            out.append("<tr>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
+            out.append("<tr>" + "".join(_cell(c.strip()) for c in re.split(r"(?<!\\)&amp;", row)) + "</tr>")
     out.append("</table>")
     return "".join(out)
 
 
+_MULTICOLUMN = re.compile(r"\\multicolumn\{(\d+)\}\{[^{}]*\}\{(.*)\}", re.S)
+
+
+def _cell(cell: str) -> str:
+    """A table cell; `\\multicolumn{2}{c}{Pain free}` spans its columns."""
+    m = _MULTICOLUMN.fullmatch(cell)
+    if m:
+        return f'<td colspan="{min(int(m.group(1)), 50)}">{_outside_math(m.group(2).strip())}</td>'
+    return f"<td>{_outside_math(cell)}</td>"
+
+
 def _list(match: re.Match[str]) -> str:
-    tag = "ul" if match.group(1) == "itemize" else "ol"
-    items = [_outside_math(i.strip()) for i in match.group(2).split(r"\item") if i.strip()]
-    return f"<{tag}>" + "".join(f"<li>{i}</li>" for i in items) + f"</{tag}>"
+    name, body = match.group(1), match.group(2)
+    # A list inside an item (subparts in parts) is made first, and kept out of the text-mode pass.
+    nested: list[str] = []
+
+    def keep(inner: re.Match[str]) -> str:
+        nested.append(_list(inner))
+        return f"\x00{len(nested) - 1}\x00"
+
+    body = _LIST.sub(keep, body.replace("\x00", ""))
+    items = [_outside_math(i.strip()) for i in re.split(r"\\item\b", body) if i.strip()]
+    items = [re.sub("\x00(\\d+)\x00", lambda m: nested[int(m.group(1))], i) for i in items]
+    tag = {"itemize": "ul", "enumerate": "ol"}.get(name, 'ol type="a" class="parts"')
+    return f"<{tag}>" + "".join(f"<li>{i}</li>" for i in items) + f"</{tag.split()[0]}>"
 
 
 def _blocks(escaped: str) -> str:
     """Tables and lists become HTML; the text between them gets text-mode replacements."""
-    pieces = re.split(r"(\\begin\{tabular\}.*?\\end\{tabular\}|\\begin\{(?:itemize|enumerate)\}.*?\\end\{(?:itemize|enumerate)\})", escaped, flags=re.S)
-    out = []
-    for i, piece in enumerate(pieces):
-        if i % 2 == 0:
-            out.append(_outside_math(piece))
-        elif piece.startswith("\\begin{tabular}"):
-            out.append(_TABULAR.sub(_table, piece))
-        else:
-            out.append(_LIST.sub(_list, piece))
+    out, pos = [], 0
+    for m in _BLOCK.finditer(escaped):
+        out.append(_outside_math(escaped[pos : m.start()]))
+        block = m.group(0)
+        out.append(_TABULAR.sub(_table, block) if block.startswith("\\begin{tabular}") else _LIST.sub(_list, block))
+        pos = m.end()
+    out.append(_outside_math(escaped[pos:]))
     return "".join(out)
 
 
 def latex_to_html(text: str) -> str:
-    escaped = _WRAPPED_TABULAR.sub(lambda m: m.group(1), html.escape(text, quote=False))
+    escaped = _WRAPPED_TABULAR.sub(lambda m: m.group(1), html.escape(_LAYOUT.sub("\n\n", text), quote=False))
     paragraphs = [p.strip() for p in re.split(r"\n\s*\n", _blocks(escaped)) if p.strip()]
     return "".join(f"<p>{p}</p>" for p in paragraphs)
 
@@ -147,12 +188,17 @@ def _quotes_outside_math(escaped: str) -> str:
 
 _BLOCKS = re.compile(
     r"(?:\\\[|\$\$)\s*\\begin\{tabular\}.*?\\end\{tabular\}\s*(?:\\\]|\$\$)"
-    r"|\\begin\{(tabular|itemize|enumerate)\}.*?\\end\{\1\}",
+    rf"|\\begin\{{(tabular|{_LIST_NAMES})\}}.*?\\end\{{\1\}}",
     re.S,
 )
 # Text-mode markup as plain characters (a title is text, not HTML). `\$` stays: as a bare `$` it would
 # open math when the title is shown; latex_inline turns it into a dollar sign KaTeX leaves alone.
 _PLAIN_TEXT_MODE = [
+    (re.compile(r"\\emx\s*\{([^{}]*)\}"), lambda m: m.group(1)),
+    (re.compile(r"\s*\\footnote\s*\{[^{}]*\}"), lambda m: ""),
+    (_REFERENCE, lambda m: "[link]"),
+    (re.compile(r"\\par\b"), lambda m: " "),
+    (_SPACING, lambda m: " "),
     (re.compile(r"\\(?:textbf|emph|textit|texttt|textrm|text|mbox)\{([^{}]*)\}|\{\\(?:bf|em|it) ([^{}]*)\}"),
      lambda m: m.group(1) if m.group(1) is not None else m.group(2)),
     (re.compile(r"\\([%&#_{}])"), lambda m: m.group(1)),
@@ -211,16 +257,65 @@ def title_cut(title: str, limit: int | None = None) -> str:
     return head + "…" if head else "…"
 
 
-def title_from_text(text: str, limit: int = 80) -> str:
-    """A title from problem text: its first sentence as it reads rendered (tables and lists left out,
-    text-mode markup as characters, math kept as math), cut with `title_cut`."""
+# A full stop after these does not end a sentence ("Mr. and Mrs. Lopez have four children.", "U.S. adults").
+_ABBREVIATION = re.compile(r"(?:^|[\s(])(?:Mr|Mrs|Ms|Dr|Prof|St|Jr|Sr|vs|etc|e\.g|i\.e|cf|Fig|approx|(?:[A-Z]\.)+[A-Z])\.$")
+_LIST_MARKUP = re.compile(rf"\\(?:begin|end)\{{(?:{_LIST_NAMES})\}}(?:\[[^\]]*\])?|\\item\b(?:\[[^\]]*\])?")
+_PARAGRAPH_BREAK = re.compile(r"\n[ \t]*\n")
+# An own sentence shorter than this ("statistic", "Find the mean.") says little alone: the title puts
+# the sentence before it in front.
+SHORT_TITLE = 25
+
+
+def title_sentences(text: str) -> list[str]:
+    """The sentences of `text` as a title reads them: rendered (tables and lists left out, text-mode
+    markup as characters, math kept as math), a blank line ending a sentence as it ends a paragraph.
+    A text that is nothing but a list (`\\begin{enumerate}\\item ...`) is read from its items."""
+    text = _LAYOUT.sub("\n\n", text)
     plain = _BLOCKS.sub(" ", text)
-    plain = re.sub(r"\s+", " ", plain).strip()
-    plain = _plain_outside_math(plain)
-    spans = _math_spans(plain)
-    first = plain
-    for m in re.finditer(r"(?<=[.?!])\s", plain):
-        if not _inside(m.start(), spans):
-            first = plain[: m.start()]
-            break
-    return title_cut(first, limit)
+    if not plain.strip():
+        plain = _BLOCKS.sub(" ", _LIST_MARKUP.sub("\n\n", text))
+    sentences: list[str] = []
+    for paragraph in _PARAGRAPH_BREAK.split(plain):
+        paragraph = _plain_outside_math(re.sub(r"\s+", " ", paragraph).strip())
+        spans, start = _math_spans(paragraph), 0
+        for m in re.finditer(r"(?<=[.?!])\s", paragraph):
+            if _inside(m.start(), spans) or _ABBREVIATION.search(paragraph[start : m.start()]):
+                continue
+            sentences.append(paragraph[start : m.start()])
+            start = m.end()
+        sentences.append(paragraph[start:])
+    return [s for s in sentences if s]
+
+
+def title_from_text(text: str, limit: int = 80) -> str:
+    """A title from problem text: its first sentence (`title_sentences`), cut with `title_cut`."""
+    return _title_at(title_sentences(text), 0, limit)
+
+
+def _title_at(sentences: Sequence[str], at: int, limit: int, common: Collection[str] = ()) -> str:
+    """The title from sentence `at` on. A sentence that is not the first gets the one before it in
+    front where it says little alone: under SHORT_TITLE characters ("Find P(N).") or in `common`,
+    asked of other problems too ("State the null and alternative hypotheses.")."""
+    if not sentences:
+        return ""
+    own = sentences[at]
+    if at == 0 or (len(own) >= SHORT_TITLE and own not in common):
+        return title_cut(own, limit)
+    lead = title_cut(sentences[at - 1], max(limit - len(own) - 1, SHORT_TITLE))
+    return title_cut(f"{lead} {own}", limit + 2)  # + 2: the lead's "…" and a space
+
+
+def distinct_titles(texts: Sequence[str], limit: int = 80) -> list[str]:
+    """Titles for problems imported together. Textbook exercises often open with a lead-in that the
+    next few share ("Use the following information to answer the next five exercises.", then a
+    study's description), so their first sentences are all alike. Each title starts at the first
+    sentence that is not part of the longest run of opening sentences the text shares with another."""
+    sentences = [tuple(title_sentences(t)) for t in texts]
+    common = {s for s, n in Counter(s for each in sentences for s in set(each)).items() if n > 1}
+    shared = [0] * len(texts)
+    # In sorted order the text sharing the longest opening with a text is one of its neighbours.
+    order = sorted(range(len(texts)), key=sentences.__getitem__)
+    for a, b in zip(order, order[1:]):
+        n = next((k for k, (x, y) in enumerate(zip(sentences[a], sentences[b])) if x != y), min(len(sentences[a]), len(sentences[b])))
+        shared[a], shared[b] = max(shared[a], n), max(shared[b], n)
+    return [_title_at(s, min(n, len(s) - 1), limit, common) for s, n in zip(sentences, shared)]

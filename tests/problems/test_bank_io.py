@@ -126,6 +126,27 @@ def test_titles_are_derived_from_the_first_sentence() -> None:
     assert bank_io.derive_title(long).endswith("…") and len(bank_io.derive_title(long)) <= 81
 
 
+@pytest.mark.parametrize("parse, encode", [
+    (parse_jsonl, lambda rows: b"\n".join(line(**r) for r in rows)),
+    (parse_csv, lambda rows: ("id,title,text\n" + "".join(f'{r["id"]},{r.get("title", "")},"{r["text"]}"\n' for r in rows)).encode()),
+])
+def test_a_file_s_exercises_that_share_a_lead_in_get_titles_of_their_own(parse: object, encode: object) -> None:
+    lead = "Use the following information to answer the next two exercises. A survey asked 200 students how far they commute. "
+    rows = [
+        {"id": "1", "text": lead + "Find the sample mean of the distances."},
+        {"id": "2", "text": lead + "Construct a 95% confidence interval for the mean."},
+        {"id": "3", "text": lead + "Is the distribution skewed?", "title": "Given title"},
+        {"id": "4", "text": "\\begin{tabular}{cc} x & P(x) \\end{tabular}"},
+    ]
+    records = parse(encode(rows)).records  # type: ignore[operator]
+    assert [r.title for r in records] == [
+        "Find the sample mean of the distances.",
+        "Construct a 95% confidence interval for the mean.",
+        "Given title",  # a title in the file is kept
+        "Problem 4",  # nothing to read a title from: the id
+    ]
+
+
 def test_derived_titles_never_end_inside_math() -> None:
     text = "A screening test for a rare condition has sensitivity $P(+ \\mid \\text{disease}) = 0.99$ and more words."
     title = bank_io.derive_title(text, limit=60)

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import io
 import json
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -153,3 +154,9 @@ def test_it_imports_each_shared_collection(db: Any, folder: str) -> None:
     lines = sum(1 for raw in path.read_text(encoding="utf-8").splitlines() if raw.strip())
     assert f"{lines} created" in out
     assert Problem.objects.filter(collection=folder).count() == lines
+    # Every problem can be told from the others in a list: before titles skipped the lead-ins that
+    # exercises share, 759 of OpenStax's 1,294 problems shared a title with another (45 were "Use the
+    # following information to answer the next five exercises."), and 8 of G&S's were empty.
+    titles = Counter(Problem.objects.filter(collection=folder).values_list("title", flat=True))
+    assert "" not in titles
+    assert sum(n for n in titles.values() if n > 1) <= 0.1 * lines, titles.most_common(3)
