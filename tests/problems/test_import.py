@@ -68,6 +68,21 @@ def test_reimport_updates_in_place_and_never_duplicates(db: Any, tmp_path: Path,
     assert Problem.objects.count() == 5
 
 
+def test_reimporting_retitles_exercises_that_share_a_lead_in(db: Any, tmp_path: Path) -> None:
+    lead = "Use the following information to answer the next two exercises. Forty students were asked how far they commute. "
+    rows = [{"id": "1", "text": lead + "Find the sample mean."}, {"id": "2", "text": lead + "Find the sample median."}]
+    path = write_jsonl(tmp_path / "stats" / "p.jsonl", rows)
+    run_import(path)
+    assert sorted(Problem.objects.values_list("title", flat=True)) == [
+        "Forty students were asked how far they commute. Find the sample mean.",
+        "Forty students were asked how far they commute. Find the sample median.",
+    ]
+    # A bank imported before titles skipped the lead-in: importing the file again retitles it.
+    Problem.objects.update(title="Use the following information to answer the next two exercises.")
+    assert "2 updated" in run_import(path)
+    assert len(set(Problem.objects.values_list("title", flat=True))) == 2
+
+
 def test_a_file_with_a_bad_line_imports_nothing(db: Any, tmp_path: Path, problem_factory: Any) -> None:
     existing = problem_factory("Keep me", collection="c", source_id="1")
     path = write_jsonl(
