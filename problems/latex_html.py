@@ -28,7 +28,9 @@ _MATH = re.compile(r"(\$\$.*?\$\$|\\\[.*?\\\]|\\\(.*?\\\)|(?<!\\)\$(?:\\.|[^$\\]
 # A cross-reference into the book the problem came from ("Exercise \ref{ex:coins}"): the page says
 # "[link]", as OpenStax's own exports do.
 _REFERENCE = re.compile(r"\\(?:ref|eqref|pageref)\s*\{[^{}]*\}")
-_SPACING = re.compile(r"\\(?:[vh]space\*?\s*\{[^{}]*\}|noindent|smallskip|medskip|bigskip|newline)(?![A-Za-z])")
+_SPACING = re.compile(
+    r"\\(?:[vh]space\*?\s*\{[^{}]*\}|label\{[^{}]*\}|noindent|indent|smallskip|medskip|bigskip|medbreak|break|newline|hfill|centering)(?![A-Za-z])"
+)
 _TEXT_MODE = [
     (re.compile(r"\\textbf\{([^{}]*)\}|\{\\bf ([^{}]*)\}"), lambda m: f"<b>{m.group(1) or m.group(2)}</b>"),
     (re.compile(r"\\(?:emph|textit)\{([^{}]*)\}|\{\\(?:em|it) ([^{}]*)\}"), lambda m: f"<i>{m.group(1) or m.group(2)}</i>"),
@@ -39,6 +41,8 @@ _TEXT_MODE = [
     (re.compile(r"\\footnote\s*\{([^{}]*)\}"), lambda m: f" ({m.group(1)})"),
     (_REFERENCE, lambda m: "[link]"),
     (re.compile(r"\\multirow\{[^{}]*\}\{[^{}]*\}\{([^{}]*)\}"), lambda m: m.group(1)),
+    (re.compile(r"\\(?:caption|fbox)\{([^{}]*)\}"), lambda m: m.group(1)),
+    (re.compile(r"\\(?:text)?degree(?![A-Za-z])(?:\{\})?"), lambda m: "°"),
     (re.compile(r"\\par\b"), lambda m: "\n\n"),
     (_SPACING, lambda m: " "),
     # Type size and placement only: the text stays ("{\footnotesize Figure from the paper.}").

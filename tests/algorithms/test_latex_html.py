@@ -29,6 +29,7 @@ CASES = {
     # pages showed them as source), spacing commands; inside math nothing changes.
     "See Exercise \\ref{ex:coins}.\\footnote{From 1990.} Then $x \\ref{y}$.": "<p>See Exercise [link]. (From 1990.) Then $x \\ref{y}$.</p>",
     "An \\emx {event} here.\\par\\noindent Next \\vspace{2mm} line.": "<p>An <i>event</i> here.</p><p>Next   line.</p>",
+    "\\centering [Figure: dice]\\caption{Two dice.}\\label{fig:dice} at 20\\degree C": "<p>[Figure: dice]Two dice.  at 20° C</p>",
     # A NUL (the import refuses it, but not every caller) is no placeholder for a nested list.
     "\\begin{parts} \\item \x000\x00 \\end{parts}": '<p><ol type="a" class="parts"><li>0</li></ol></p>',
 }
