@@ -64,9 +64,12 @@ def _chunks(items: list[Any], size: int = _CHUNK) -> Iterable[list[Any]]:
         yield items[start : start + size]
 
 
-def _modules_ensure(names: set[str], report: ImportReport) -> dict[str, Module]:
+def _modules_ensure(names: list[str], report: ImportReport) -> dict[str, Module]:
+    """The modules named, created where missing. New ones join the end of the syllabus in the order
+    the file first names them, which is a book's own order: sorted by name, a book's chapters 10 to
+    13 came before its chapter 2."""
     existing = {m.name: m for m in Module.objects.filter(name__in=names)}
-    missing = sorted(names - existing.keys())
+    missing = [name for name in names if name not in existing]
     if missing:
         next_order = (Module.objects.aggregate(m=Max("order"))["m"] or 0) + 1
         created = Module.objects.bulk_create(
@@ -102,7 +105,7 @@ def problems_import(
             raise ImportRejected([LineError(rec.line, "no collection: pass a collection name")])
         keyed[(coll, rec.source_id)] = rec
     report.collections = sorted({c for c, _ in keyed})
-    modules = _modules_ensure({r.module for r in records if r.module}, report)
+    modules = _modules_ensure(list(dict.fromkeys(r.module for r in records if r.module)), report)
 
     existing: dict[tuple[str, str], Problem] = {}
     for coll in report.collections:

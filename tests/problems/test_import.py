@@ -68,6 +68,14 @@ def test_reimport_updates_in_place_and_never_duplicates(db: Any, tmp_path: Path,
     assert Problem.objects.count() == 5
 
 
+def test_new_modules_join_the_syllabus_in_the_order_the_file_names_them(db: Any, tmp_path: Path) -> None:
+    names = ["1.1 Terminology", "2.1 Histograms", "10.1 Two means", "2.2 Box plots"]
+    rows = [{"id": str(i), "text": f"Problem {i}.", "module": name} for i, name in enumerate(names + ["1.1 Terminology"])]
+    out = run_import(write_jsonl(tmp_path / "book" / "p.jsonl", rows))
+    assert "new modules: 1.1 Terminology, 2.1 Histograms, 10.1 Two means, 2.2 Box plots" in out
+    assert list(Module.objects.filter(name__in=names).order_by("order").values_list("name", flat=True)) == names
+
+
 def test_reimporting_retitles_exercises_that_share_a_lead_in(db: Any, tmp_path: Path) -> None:
     lead = "Use the following information to answer the next two exercises. Forty students were asked how far they commute. "
     rows = [{"id": "1", "text": lead + "Find the sample mean."}, {"id": "2", "text": lead + "Find the sample median."}]
@@ -172,6 +180,9 @@ def test_it_imports_each_shared_collection(db: Any, folder: str) -> None:
     # Every problem can be told from the others in a list: before titles skipped the lead-ins that
     # exercises share, 759 of OpenStax's 1,294 problems shared a title with another (45 were "Use the
     # following information to answer the next five exercises."), and 8 of G&S's were empty.
+    # The book's modules are in the book's order (by name, chapters 10-13 came before chapter 2).
+    in_file = list(dict.fromkeys(m for m in (json.loads(raw).get("module") for raw in path.read_text(encoding="utf-8").splitlines() if raw.strip()) if m))
+    assert list(Module.objects.filter(name__in=in_file).order_by("order").values_list("name", flat=True)) == in_file
     titles = Counter(Problem.objects.filter(collection=folder).values_list("title", flat=True))
     assert "" not in titles
     assert sum(n for n in titles.values() if n > 1) <= 0.1 * lines, titles.most_common(3)
