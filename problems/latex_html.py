@@ -24,7 +24,10 @@ _BLOCK = re.compile(rf"\\begin\{{tabular\}}.*?\\end\{{tabular\}}|\\begin\{{({_LI
 # as a paragraph of its own.
 _LAYOUT = re.compile(r"\\(?:begin|end)\{(?:center|flushleft|flushright|quote|table|adjustwidth|multicols)\}(?:\{[^{}]*\})*")
 _RULES = re.compile(r"\\(hline|toprule|midrule|bottomrule|cline\{[^}]*\})")
-_MATH = re.compile(r"(\$\$.*?\$\$|\\\[.*?\\\]|\\\(.*?\\\)|(?<!\\)\$(?:\\.|[^$\\])+\$)", re.S)
+# Math: what KaTeX's auto-render typesets (static/js/site.js has the same delimiters), including the
+# display environments textbooks write outside $$ (OpenIntro's align*).
+_MATH_ENV = r"\\begin\{(?:align|equation|gather)\*?\}.*?\\end\{(?:align|equation|gather)\*?\}"
+_MATH = re.compile(rf"(\$\$.*?\$\$|\\\[.*?\\\]|\\\(.*?\\\)|{_MATH_ENV}|(?<!\\)\$(?:\\.|[^$\\])+\$)", re.S)
 # A cross-reference into the book the problem came from ("Exercise \ref{ex:coins}"): the page says
 # "[link]", as OpenStax's own exports do.
 _REFERENCE = re.compile(r"\\(?:ref|eqref|pageref)\s*\{[^{}]*\}")
@@ -120,8 +123,13 @@ def _blocks(escaped: str) -> str:
     return "".join(out)
 
 
+# KaTeX has no eqnarray (Grinstead & Snell's display equations): the same three columns as an array.
+_EQNARRAY = re.compile(r"\\begin\{eqnarray\*?\}(.*?)\\end\{eqnarray\*?\}", re.S)
+
+
 def latex_to_html(text: str) -> str:
-    escaped = _WRAPPED_TABULAR.sub(lambda m: m.group(1), html.escape(_LAYOUT.sub("\n\n", text), quote=False))
+    text = _EQNARRAY.sub(lambda m: f"$$\\begin{{array}}{{rcl}}{m.group(1)}\\end{{array}}$$", _LAYOUT.sub("\n\n", text))
+    escaped = _WRAPPED_TABULAR.sub(lambda m: m.group(1), html.escape(text, quote=False))
     paragraphs = [p.strip() for p in re.split(r"\n\s*\n", _blocks(escaped)) if p.strip()]
     return "".join(f"<p>{p}</p>" for p in paragraphs)
 

@@ -7,6 +7,10 @@
     { left: "\\(", right: "\\)", display: false },
     { left: "$", right: "$", display: false },
   ];
+  // Display environments textbooks write outside $$ (problems/latex_html.py _MATH_ENV, the same list).
+  ["align", "align*", "equation", "equation*", "gather", "gather*"].forEach(function (env) {
+    delimiters.push({ left: "\\begin{" + env + "}", right: "\\end{" + env + "}", display: true });
+  });
   // Course text (problems, titles, solutions): sizes capped at 10em, macros expanded at most 200 times,
   // and no \href, \url, \includegraphics or \htmlClass (trust off).
   var options = {

@@ -30,6 +30,10 @@ CASES = {
     "See Exercise \\ref{ex:coins}.\\footnote{From 1990.} Then $x \\ref{y}$.": "<p>See Exercise [link]. (From 1990.) Then $x \\ref{y}$.</p>",
     "An \\emx {event} here.\\par\\noindent Next \\vspace{2mm} line.": "<p>An <i>event</i> here.</p><p>Next   line.</p>",
     "\\centering [Figure: dice]\\caption{Two dice.}\\label{fig:dice} at 20\\degree C": "<p>[Figure: dice]Two dice.  at 20° C</p>",
+    # Display environments outside $$ are math: KaTeX typesets them, text mode leaves them alone (-- stays).
+    "so \\begin{align*} a &= b -- c \\end{align*} -- done": "<p>so \\begin{align*} a &amp;= b -- c \\end{align*} – done</p>",
+    # KaTeX has no eqnarray: its three columns become an array in display math.
+    "\\begin{eqnarray*} s & = & 1 \\end{eqnarray*}": "<p>$$\\begin{array}{rcl} s &amp; = &amp; 1 \\end{array}$$</p>",
     # A NUL (the import refuses it, but not every caller) is no placeholder for a nested list.
     "\\begin{parts} \\item \x000\x00 \\end{parts}": '<p><ol type="a" class="parts"><li>0</li></ol></p>',
 }

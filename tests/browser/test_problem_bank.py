@@ -42,3 +42,32 @@ def test_math_renders_again_after_an_htmx_swap(
     page.wait_for_selector("#problem-results .katex")
     assert page.locator("#problem-results .katex").count() == 5
     assert page.locator("#problem-results").count() == 1  # the fragment replaces itself, never nests
+
+
+# Real textbook markup (../shared/data): OpenIntro's parts and align*, a spanning table header, and
+# Grinstead & Snell's eqnarray*, \emx and \ref, which pages showed as LaTeX source before stop 32.
+TEXTBOOK = (
+    "\\begin{center}\\begin{tabular}{lcc} & \\multicolumn{2}{c}{Pain free} \\\\ Group & Yes & No \\end{tabular}\\end{center}\n"
+    "An \\emx {event} from Exercise \\ref{ex:coins}, with\n\\begin{align*} P(A) &= 0.4 \\\\ P(B) &= 0.5 \\end{align*}\n"
+    "and \\begin{eqnarray*} s & = & (5, 1)\\ , \\\\ r & = & (2, 1)\\ . \\end{eqnarray*}\n\n"
+    "\\begin{parts}\n\\item What percent were pain free?\n\\item Which group did better?\n\\end{parts}"
+)
+
+
+def test_textbook_markup_is_typeset_not_shown_as_source(
+    page: Any, live_server: Any, login: Any, alice: Any, problem_factory: Any
+) -> None:
+    problem = problem_factory(TEXTBOOK, title="Migraine and acupuncture")
+    login("alice")
+    page.goto(f"{live_server.url}/problems/{problem.pk}/")
+    page.wait_for_selector("#problem-text .katex-display")
+    text = page.locator("#problem-text")
+    assert text.locator(".katex-display").count() == 2  # align* and the eqnarray*, both displayed
+    assert text.locator(".katex-error").count() == 0
+    shown = text.inner_text()
+    assert "\\" not in shown.replace("\\ ", "")  # no \command is left to read, outside KaTeX's own output
+    assert "Exercise [link]" in shown
+    assert text.locator("td[colspan='2']").inner_text() == "Pain free"
+    parts = text.locator("ol.parts > li")
+    assert parts.count() == 2
+    assert parts.first.evaluate("li => getComputedStyle(li, '::before').content") == '"(" counter(part, lower-alpha) ") "'
