@@ -152,7 +152,7 @@ def _derive_titles(result: ParseResult) -> None:
 
     titles = distinct_titles([rec.text for rec in result.records])
     result.records = [
-        rec if rec.title else replace(rec, title=title or f"Problem {rec.source_id}")  # a text that is one table
+        rec if rec.title else replace(rec, title=title or f"Problem {rec.source_id}"[:MAX_TITLE_CHARS])  # a text that is one table
         for rec, title in zip(result.records, titles)
     ]
 

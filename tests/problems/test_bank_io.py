@@ -145,6 +145,8 @@ def test_a_file_s_exercises_that_share_a_lead_in_get_titles_of_their_own(parse: 
         "Given title",  # a title in the file is kept
         "Problem 4",  # nothing to read a title from: the id
     ]
+    [long_id] = parse_jsonl(line(id="x" * bank_io.MAX_ID_CHARS, text="\\begin{tabular}{c} 1 \\end{tabular}")).records
+    assert len(long_id.title) == bank_io.MAX_TITLE_CHARS  # an id may be longer than a title may be
 
 
 def test_derived_titles_never_end_inside_math() -> None:
