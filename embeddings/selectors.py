@@ -235,6 +235,12 @@ class SimilarProblem:
     contributions: list[tuple[str, float]]  # (concept slug, share of the cosine), largest first
 
 
+def problem_in_run(run: EmbeddingRun, problem_id: int) -> bool:
+    """Whether the run has a row for the problem: one imported or created after it was built has none."""
+    ids, _ = run_arrays(run)
+    return bool((ids == problem_id).any())
+
+
 def problem_similar_list(problem: Any, k: int = 5, user: Any = None) -> tuple[EmbeddingRun | None, list[SimilarProblem], bool]:
     """The k problems nearest to `problem` in the active embedding, each with why (per-concept
     contributions), and whether `problem` had no concepts in the run's source (a concept run only): its

@@ -78,6 +78,20 @@ def test_a_problem_left_without_a_vector_says_so_on_its_similar_list(client: Any
     assert "This problem has no concepts in the active embedding, so it has no neighbours yet" in body
 
 
+def test_a_problem_added_after_the_run_says_it_waits_for_the_next_rebuild(
+    client: Any, bank: dict[str, Any], alice: Any, problem_factory: Any
+) -> None:
+    run = rebuild()
+    newcomer = problem_factory("Choose 3 of 7 people for a committee.", title="Imported later", labels=["nchoosek"])
+    client.force_login(alice)
+    body = client.get(reverse("embeddings:problem-similar", args=[newcomer.pk]), HTTP_HX_REQUEST="true").content.decode()
+    assert f"added after the active embedding (run #{run.pk}) was built: it gets similar problems at the next rebuild" in body
+    assert "has no concepts" not in body
+    # A problem of the run keeps its list.
+    body = client.get(reverse("embeddings:problem-similar", args=[bank["bare"].pk]), HTTP_HX_REQUEST="true").content.decode()
+    assert "newer-than-run" not in body
+
+
 def test_the_command_and_a_clear_error_for_rules_without_an_extraction(bank: dict[str, Any]) -> None:
     out = io.StringIO()
     call_command("rebuild_embeddings", "--method", "onehot", stdout=out)
