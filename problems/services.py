@@ -46,12 +46,16 @@ class ImportReport:
     def total(self) -> int:
         return self.created + self.updated + self.unchanged
 
-    def summary(self) -> str:
-        text = (
+    def counts(self) -> str:
+        return (
             f"{self.total} problems in {', '.join(self.collections) or '-'}: "
             f"{self.created} created, {self.updated} updated, {self.unchanged} unchanged; "
             f"{self.labelled} label sets set"
         )
+
+    def summary(self) -> str:
+        """One line, as `import_problems` prints it (course staff script against it)."""
+        text = self.counts()
         if self.modules_created:
             text += f"; new modules: {', '.join(self.modules_created)}"
         if self.unknown_labels:

@@ -153,11 +153,23 @@ def test_upload_page_imports_and_reports(client: Any, alice: Any, concept_factor
     )
     body = response.content.decode()
     assert "1 created" in body and "nope (1)" in body
+    assert "new module" not in body  # the problem names no module
     # Where to start labelling the new collection: its queues, "No rule matches" first.
     steps = body[body.index('id="label-next-steps"'):]
     assert f'href="{reverse("concepts:label-home")}?collection=week1">week1</a>' in steps and "No rule matches" in steps
     p = Problem.objects.get()
     assert p.collection == "week1" and p.released and p.author == alice
+
+
+def test_upload_page_lists_a_book_s_new_modules_folded_and_in_its_order(client: Any, alice: Any) -> None:
+    client.force_login(alice)
+    names = ["1.1 Terminology", "2.1 Histograms", "10.1 Two means"]
+    data = "".join(f'{{"id": "{i}", "text": "Problem {i}.", "module": "{name}"}}\n' for i, name in enumerate(names)).encode()
+    body = client.post(reverse("problems:import"), {"file": SimpleUploadedFile("book.jsonl", data)}).content.decode()
+    start = body.index('<details id="new-modules">')
+    folded = body[start : body.index("</details>", start)]
+    assert "3 new modules, added to the syllabus after the others" in folded
+    assert "".join(f"<li>{name}</li>" for name in names) in folded
 
 
 def test_upload_page_says_when_many_texts_wait_for_the_sentence_model(client: Any, alice: Any, monkeypatch: Any, settings: Any) -> None:
