@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
-from typing import Any, Iterable
+from typing import Any, Iterable, NamedTuple
 
 import numpy as np
 from django.db.models import QuerySet
@@ -235,13 +235,14 @@ class SimilarProblem:
     contributions: list[tuple[str, float]]  # (concept slug, share of the cosine), largest first
 
 
-def problem_in_run(run: EmbeddingRun, problem_id: int) -> bool:
-    """Whether the run has a row for the problem: one imported or created after it was built has none."""
-    ids, _ = run_arrays(run)
-    return bool((ids == problem_id).any())
+class SimilarList(NamedTuple):
+    run: EmbeddingRun | None  # the active run
+    similar: list[SimilarProblem]
+    borrowed: bool  # the problem had no concepts in the run's source: its vector came from the fallback
+    in_run: bool  # False for a problem imported or created after the run was built: it has no row
 
 
-def problem_similar_list(problem: Any, k: int = 5, user: Any = None) -> tuple[EmbeddingRun | None, list[SimilarProblem], bool]:
+def problem_similar_list(problem: Any, k: int = 5, user: Any = None) -> SimilarList:
     """The k problems nearest to `problem` in the active embedding, each with why (per-concept
     contributions), and whether `problem` had no concepts in the run's source (a concept run only): its
     vector then came from the fallback, borrowed from the problems it reads like, and there is no why."""
@@ -250,11 +251,11 @@ def problem_similar_list(problem: Any, k: int = 5, user: Any = None) -> tuple[Em
 
     run = active_run()
     if run is None:
-        return None, [], False
+        return SimilarList(None, [], False, False)
     ids, vectors = run_arrays(run)
     where = np.nonzero(ids == problem.pk)[0]
     if not len(where):
-        return run, [], False
+        return SimilarList(run, [], False, False)
     # Students see released problems only: take more candidates, then keep the visible ones among them.
     idx, scores = top_k(vectors, int(where[0]), min(len(ids) - 1, k * 4 if user is not None else k))
     if user is not None:
@@ -278,7 +279,7 @@ def problem_similar_list(problem: Any, k: int = 5, user: Any = None) -> tuple[Em
             parts = contributions(concept_vectors, local, freq, 0, 1)
             why = sorted(((run.concept_slugs[c], float(v)) for c, v in parts.items()), key=lambda kv: -kv[1])
         out.append(SimilarProblem(problems[int(ids[i])], score, why))
-    return run, out, borrowed
+    return SimilarList(run, out, borrowed, True)
 
 
 def _concept_sets_for(run: EmbeddingRun, problem_ids: list[int]) -> dict[int, list[int]]:

@@ -59,8 +59,11 @@ class ImportReport:
         if self.modules_created:
             text += f"; new modules: {', '.join(self.modules_created)}"
         if self.unknown_labels:
-            text += f"; unknown labels (ignored): {', '.join(f'{k} ({v})' for k, v in sorted(self.unknown_labels.items()))}"
+            text += f"; unknown labels (ignored): {self.unknown_labels_text()}"
         return text
+
+    def unknown_labels_text(self) -> str:
+        return ", ".join(f"{k} ({v})" for k, v in sorted(self.unknown_labels.items()))
 
 
 def _chunks(items: list[Any], size: int = _CHUNK) -> Iterable[list[Any]]:
