@@ -116,8 +116,8 @@ def load_bank(test_splits: bool = False, genre_dev: bool = False) -> Bank:
     for book, name in collections.items():
         # A test split's collection also carries the labels of its genre dev sample (other problems of
         # the same collection, tuned on): the bank's labels, which the labels and hybrid sources use.
-        # A genre dev sample's collection carries its own labels only.
-        truth = {**(devsets.labels(dev_of[book]) if book in dev_of else {}), **devsets.labels(book)}
+        # A genre dev sample's collection carries its own labels only. A book carries its second samples'.
+        truth = {**(devsets.labels(dev_of[book]) if book in dev_of else {}), **devsets.book_labels(book)}
         for r in devsets.book_problems(book):
             keys[(name, r["id"])] = len(bank.texts)
             bank.texts.append(r["text"])

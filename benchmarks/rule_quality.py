@@ -11,6 +11,7 @@ What it measures
         rules find no concept in;
       - the **genre dev samples** (MATH counting & probability and TheoremQA problems outside their
         test splits, ``benchmarks/devsets/sample_genre_dev.py``), once labelled, like the books;
+      - a book's **second sample** (``gs-2``: more Grinstead & Snell problems, in no triplet), beside it;
       - **leave one book out**: each book measured with the rules minus the branches written from
         that book's misses only (each branch of rules.json says where it came from), i.e. rules tuned
         without the book; and **strict**: also without the branches the book shares with other
@@ -162,14 +163,19 @@ def main(argv: list[str] | None = None) -> int:
     lobo: dict[str, dict] = {}
     strict: dict[str, dict] = {}  # also without the branches the book shares with other origins
     # The dev books, then the genre dev samples (MATH, TheoremQA outside their test splits): tuned on alike.
-    tuned = {**({} if reason else devsets.BOOKS), **({} if devsets.missing_reason(collections=devsets.GENRE_DEV) else devsets.GENRE_DEV)}
+    # A book's second samples (more of its problems, in no triplet) are measured beside it, and leave one
+    # book out drops the same branches for them as for the book (devsets.origin: "gs-2" -> "gs").
+    tuned = {
+        **({} if reason else {**devsets.BOOKS, **devsets.SECOND_SAMPLES}),
+        **({} if devsets.missing_reason(collections=devsets.GENRE_DEV) else devsets.GENRE_DEV),
+    }
     for book, name in tuned.items():
         ids, texts, truth = dev_book(book)
-        if not ids:  # a genre sample not labelled yet
+        if not ids:  # a sample not labelled yet
             continue
         books[name] = (ids, texts, truth, measure(texts, truth, concepts, compiled))
-        lobo[name] = measure(texts, truth, concepts, compiled_rules(without=name))
-        strict[name] = measure(texts, truth, concepts, compiled_rules(without=name, strict=True))
+        lobo[name] = measure(texts, truth, concepts, compiled_rules(without=devsets.origin(name)))
+        strict[name] = measure(texts, truth, concepts, compiled_rules(without=devsets.origin(name), strict=True))
     # The test splits: measured with every rule, never tuned on (benchmarks/devsets/TEST_SETS.md).
     tests: dict[str, dict] = {}
     if not args.no_test_splits and not devsets.missing_reason(collections=devsets.TEST_SETS):

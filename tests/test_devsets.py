@@ -63,6 +63,36 @@ def test_every_id_is_in_the_book_and_every_triplet_in_one_chapter(book: str) -> 
     assert len(set(chapter[i] for i in devsets.labels(book))) == len(set(chapter.values()))  # every chapter sampled
 
 
+@pytest.mark.parametrize("folder", list(devsets.SECOND_SAMPLES))
+def test_a_second_sample_lies_outside_the_books_first_sample_and_triplets(folder: str) -> None:
+    """A book's second sample (stop 33) is what rules may be written from without touching the book's
+    triplets: none of its problems is in the first sample, so none is a triplet member."""
+    book = devsets.SECOND_OF[folder]
+    sample = (devsets.HERE / folder / "sample.txt").read_text(encoding="utf-8").splitlines()
+    first = set((devsets.HERE / book / "sample.txt").read_text(encoding="utf-8").splitlines())
+    members = {t[k] for t in devsets.triplets(book) for k in ("anchor", "positive", "negative")}
+    assert len(set(sample)) == len(sample) and not set(sample) & first and not set(sample) & members
+    labels, skipped = devsets.labels(folder), devsets.skipped(folder)
+    assert len(labels) >= 60
+    assert set(labels) | set(skipped) == set(sample) and not set(labels) & set(skipped)
+    assert all(concepts and set(concepts) <= SLUGS and len(set(concepts)) == len(concepts) for concepts in labels.values())
+    assert all(reason.strip() for reason in skipped.values())
+    # The bank holds both samples' labels; leaving the book out leaves out the branches written from either.
+    assert devsets.book_labels(book) == {**devsets.labels(book), **labels}
+    assert devsets.origin(devsets.SECOND_SAMPLES[folder]) == devsets.BOOKS[book]
+
+
+@needs_books
+@pytest.mark.parametrize("folder", list(devsets.SECOND_SAMPLES))
+def test_sample_py_draws_the_second_sample_again_over_every_chapter(folder: str) -> None:
+    from benchmarks.devsets.sample import second_sample
+
+    book = devsets.SECOND_OF[folder]
+    assert second_sample(book, devsets.shared_data_dir()) == (devsets.HERE / folder / "sample.txt").read_text(encoding="utf-8").splitlines()
+    chapter = {r["id"]: r["module"] for r in devsets.book_problems(folder)}
+    assert len({chapter[i] for i in devsets.labels(folder)}) == len(set(chapter.values()))
+
+
 def test_each_rule_branch_says_where_it_came_from() -> None:
     spec = demo_rule_branches()
     assert set(spec) == SLUGS

@@ -36,6 +36,22 @@ GENRE_DEV = {
     "theoremqa-probability-statistics-dev": "theoremqa-dev",
 }
 GENRE_DEV_OF = {dev: dev.removesuffix("-dev") for dev in GENRE_DEV}
+# Second samples of a dev book (sample.py --second): more of its problems, outside its first sample and so
+# outside its triplets, labelled the same way. Folder -> short name; the folder is the book's plus "-2".
+# Branches written from their misses carry the book's own origin (``origin``), so that leave-one-book-out
+# leaves them out with the rest of the book's; the book's per-book figures stay on its first sample.
+SECOND_SAMPLES = {"grinstead-snell-probability-2": "gs-2"}
+SECOND_OF = {folder: folder.removesuffix("-2") for folder in SECOND_SAMPLES}
+
+
+def collection_of(folder: str) -> str:
+    """The shared/data collection a dev-set folder draws from."""
+    return GENRE_DEV_OF.get(folder) or SECOND_OF.get(folder) or folder
+
+
+def origin(name: str) -> str:
+    """The rules.json origin of a dev set's short name: a second sample's is its book's ("gs-2" -> "gs")."""
+    return {SECOND_SAMPLES[f]: BOOKS[SECOND_OF[f]] for f in SECOND_SAMPLES}.get(name, name)
 
 
 def shared_data_dir() -> Path:
@@ -46,7 +62,7 @@ def shared_data_dir() -> Path:
 def missing_reason(shared: Path | None = None, collections: dict[str, str] = BOOKS) -> str:
     """Why the dev sets (or ``collections``) cannot be used here, or "" when all their problems are present."""
     shared = shared or shared_data_dir()
-    absent = [book for book in collections if not (shared / GENRE_DEV_OF.get(book, book) / "problems.jsonl").exists()]
+    absent = [book for book in collections if not (shared / collection_of(book) / "problems.jsonl").exists()]
     if absent:
         return f"the public collections are not at {shared} (missing: {', '.join(absent)}); set PROB2VEC_SHARED_DATA"
     return ""
@@ -64,13 +80,22 @@ def chapter_of(record: dict) -> str:
 
 def book_problems(book: str, shared: Path | None = None) -> list[dict]:
     """Every problem of the book, as in shared/data but with ``module`` set to its chapter."""
-    records = _jsonl((shared or shared_data_dir()) / GENRE_DEV_OF.get(book, book) / "problems.jsonl")
+    records = _jsonl((shared or shared_data_dir()) / collection_of(book) / "problems.jsonl")
     return [{**r, "module": chapter_of(r), "section": r["module"]} for r in records]
 
 
 def labels(book: str) -> dict[str, list[str]]:
     """Resolved ground truth: problem id -> concept slugs, most specific first."""
     return {r["id"]: r["concepts"] for r in _jsonl(HERE / book / "labels.jsonl")}
+
+
+def book_labels(book: str) -> dict[str, list[str]]:
+    """Every label of a book: its first sample's and its second samples' (what a course's bank holds)."""
+    merged = dict(labels(book))
+    for folder, of in SECOND_OF.items():
+        if of == book:
+            merged.update(labels(folder))
+    return merged
 
 
 def skipped(book: str) -> dict[str, str]:

@@ -8,8 +8,12 @@ Why this way
     be answered from their record (a figure or an earlier exercise that is not in the text), and the
     annotators decide that while labelling.
 
+A **second sample** (``--second``, stop 33) draws more problems of a book from those the first
+sample did not take, the same way with another seed. Its problems are in no triplet, so rules
+written from their misses were never written from the triplets the book is judged on.
+
 How to run (from the project folder; prints the ids, one per line, with the book's folder name)
-    .venv/bin/python benchmarks/devsets/sample.py [--shared ../shared/data]
+    .venv/bin/python benchmarks/devsets/sample.py [--shared ../shared/data] [--second] [--write]
 
 The ids it printed are committed as ``<book>/sample.txt``; the sample never changes unless this
 script does. Plain Python, no Django.
@@ -23,7 +27,8 @@ import random
 from collections import defaultdict
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parents[1]
 
 # Problems drawn per chapter, and the seed. OpenStax loses the most to "[link]" references.
 PER_CHAPTER = {
@@ -32,6 +37,8 @@ PER_CHAPTER = {
     "grinstead-snell-probability": 11,
 }
 SEED = 14
+# Second samples: book -> (problems per chapter, seed), written to ``<book>-2/sample.txt``.
+SECOND_SAMPLE = {"grinstead-snell-probability": (8, 15)}
 # The overlap labelled by a second annotator: the first of each book's sample (a random order).
 SECOND_ANNOTATOR = 25
 
@@ -62,22 +69,35 @@ def sample_book(records: list[dict], per_chapter: int, seed: int) -> list[str]:
     return picked
 
 
+def read_records(shared: Path, book: str) -> list[dict]:
+    with (shared / book / "problems.jsonl").open(encoding="utf-8") as f:
+        return [json.loads(line) for line in f if line.strip()]
+
+
+def second_sample(book: str, shared: Path) -> list[str]:
+    """The book's second sample: drawn like the first, from the problems the first did not take."""
+    first = set((HERE / book / "sample.txt").read_text(encoding="utf-8").split())
+    per_chapter, seed = SECOND_SAMPLE[book]
+    return sample_book([r for r in read_records(shared, book) if r["id"] not in first], per_chapter, seed)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--shared", type=Path, default=ROOT.parent / "shared" / "data")
     parser.add_argument("--write", action="store_true", help="write <book>/sample.txt beside this script")
+    parser.add_argument("--second", action="store_true", help="the second samples (<book>-2/sample.txt)")
     args = parser.parse_args()
-    for book, per_chapter in PER_CHAPTER.items():
-        path = args.shared / book / "problems.jsonl"
-        with path.open(encoding="utf-8") as f:
-            records = [json.loads(line) for line in f if line.strip()]
-        ids = sample_book(records, per_chapter, SEED)
+    if args.second:
+        draws = {f"{book}-2": second_sample(book, args.shared) for book in SECOND_SAMPLE}
+    else:
+        draws = {book: sample_book(read_records(args.shared, book), n, SEED) for book, n in PER_CHAPTER.items()}
+    for folder, ids in draws.items():
         if args.write:
-            out = Path(__file__).parent / book / "sample.txt"
+            out = HERE / folder / "sample.txt"
             out.parent.mkdir(exist_ok=True)
             out.write_text("".join(f"{i}\n" for i in ids), encoding="utf-8")
         for problem_id in ids:
-            print(f"{book}\t{problem_id}")
+            print(f"{folder}\t{problem_id}")
 
 
 if __name__ == "__main__":
