@@ -11,7 +11,10 @@ What it measures
         rules find no concept in;
       - the **genre dev samples** (MATH counting & probability and TheoremQA problems outside their
         test splits, ``benchmarks/devsets/sample_genre_dev.py``), once labelled, like the books;
-      - a book's **second sample** (``gs-2``: more Grinstead & Snell problems, in no triplet), beside it;
+      - each book's **second sample** (``openstax-2``, ``openintro-2``, ``gs-2``: more of its problems,
+        drawn after the rules were written, in no triplet, labelled by the guide; ``sample.py --second``):
+        what the rules find on problems of a book they were tuned on but never written from. A
+        yardstick, like the test splits: no misses or per-concept lists are printed for them;
       - **leave one book out**: each book measured with the rules minus the branches written from
         that book's misses only (each branch of rules.json says where it came from), i.e. rules tuned
         without the book; and **strict**: also without the branches the book shares with other
@@ -182,8 +185,11 @@ def main(argv: list[str] | None = None) -> int:
         for collection, name in devsets.TEST_SETS.items():
             _, texts, truth = dev_book(collection)
             tests[name] = measure(texts, truth, concepts, compiled)
+    # The second samples are a yardstick like the test splits: rules are never written from them, so no
+    # per-problem misses or per-concept lists are printed for them.
+    tunable = {name: b for name, b in books.items() if name not in devsets.SECOND_SAMPLES.values()}
     if args.misses:
-        print_misses(args.misses, books)
+        print_misses(args.misses, tunable)
         return 0
     summary = {
         name: {k: v for k, v in r.items() if not k.startswith("_") and k != "concepts"} for name, (_, _, _, r) in books.items()
@@ -216,7 +222,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"  {name:13} micro recall {pct(s_['micro_recall'])} / {pct(lo['micro_recall'])} / {pct(strict[name]['micro_recall'])}; "
                   f"FN over {lo['concepts_3_positives']} concepts with >= 3 positives {pct(s_['fn_rate_3_positives'])} / "
                   f"{pct(lo['fn_rate_3_positives'])} / {pct(strict[name]['fn_rate_3_positives'])}")
-    for name, (_, _, _, r) in books.items():
+    for name, (_, _, _, r) in tunable.items():
         print(f"\n{name}: worst FN: {', '.join(worst(r['concepts'], 'fn', args.worst))}")
         print(f"{name}: worst FP: {', '.join(worst(r['concepts'], 'fp', args.worst))}")
     if args.shared:
@@ -224,13 +230,18 @@ def main(argv: list[str] | None = None) -> int:
     if args.new_book and not reason:
         print_new_book_curve(concepts)
     if args.transfer and not reason:
-        print_transfer(concepts, {name: (texts, truth) for name, (_, texts, truth, _) in books.items() if name != "demo"})
+        print_transfer(concepts, {name: (texts, truth) for name, (_, texts, truth, _) in tunable.items() if name != "demo"})
     if args.learned and not reason:
         print("\nleave one book out: the rules alone -> with the learned extractor (the book's labels out of fold)"
               " -> with one that never saw the book's labels:")
         for name, (alone, with_learned, blind) in lobo_with_learned(concepts).items():
             print(f"  {name:10} FN {pct(alone.fn_rate)} -> {pct(with_learned.fn_rate)} -> {pct(blind.fn_rate)}, "
                   f"FP {pct(alone.fp_rate)} -> {pct(with_learned.fp_rate)} -> {pct(blind.fp_rate)}")
+        print("\nsecond samples (more problems of a dev book, in no triplet; rules and model tuned on the book's other labels):"
+              " the rules alone -> with the learned extractor trained on every label but the second samples':")
+        for name, (alone, with_learned) in second_samples_with_learned(concepts).items():
+            print(f"  {name:10} FN {pct(alone.fn_rate)} -> {pct(with_learned.fn_rate)}, FP {pct(alone.fp_rate)} -> "
+                  f"{pct(with_learned.fp_rate)}, micro recall {pct(alone.micro_recall)} -> {pct(with_learned.micro_recall)}")
         if tests:
             print("\ntest splits, never tuned on: the rules alone -> with the learned extractor trained on every other"
                   " label of the bank (the demo, the dev books, the genre dev samples; never the split's own):")
@@ -288,9 +299,9 @@ def lobo_with_learned(concepts: list[str]) -> dict[str, tuple[extraction.Evaluat
     labelled = [i for i, lab in enumerate(bank.labels) if lab]
     regime = hits_of([unseen[b][i] for i, b in enumerate(bank.books)])
     out = {}
-    for name in devsets.BOOKS.values():
+    for folder, name in devsets.BOOKS.items():
         found = unseen[name]
-        rows = [i for i in labelled if bank.books[i] == name]
+        rows = _labelled_rows(bank, name, folder, devsets.labels(folder))  # the first sample, as in the per-book table
         t = [set(bank.labels[i] or ()) for i in rows]
         fit = learned.cross_fit(bank.texts, labelled, truth_of(labelled), hits_of(found))
         added = [found[i] | {bank.slugs[j] for j in fit.predicted[i]} for i in rows]
@@ -309,18 +320,41 @@ def test_splits_with_learned(concepts: list[str]) -> dict[str, tuple[extraction.
     """Per test split: the rules alone, and the rules plus concepts.learned as the hybrid source would
     run on a bank holding the split's collection, trained on every label of the bank except the
     split's own (whose problems it scores as unlabelled ones). Text nobody tuned rules or model on."""
-    import numpy as np
-
     from benchmarks.devset_table1 import load_bank
-    from concepts import learned
 
     bank = load_bank(test_splits=True)
+    measured = {name: _labelled_rows(bank, name, collection, devsets.labels(collection)) for collection, name in devsets.TEST_SETS.items()}
+    return held_out_with_learned(bank, measured, concepts)
+
+
+def second_samples_with_learned(concepts: list[str]) -> dict[str, tuple[extraction.Evaluation, extraction.Evaluation]]:
+    """Per second sample (more problems of a dev book, in no triplet): the rules alone, and the rules plus
+    concepts.learned trained on every label of the bank except the second samples': what the hybrid
+    source gives on problems of a book whose other labelled problems the rules and the model were tuned on."""
+    from benchmarks.devset_table1 import load_bank
+
+    bank = load_bank()
+    measured = {
+        name: _labelled_rows(bank, devsets.BOOKS[devsets.SECOND_OF[folder]], devsets.SECOND_OF[folder], devsets.labels(folder))
+        for folder, name in devsets.SECOND_SAMPLES.items()
+    }
+    return held_out_with_learned(bank, measured, concepts)
+
+
+def _labelled_rows(bank, book_name: str, collection: str, truth: dict) -> list[int]:
+    """The bank's rows of ``collection`` (named ``book_name`` in the bank) whose ids ``truth`` labels."""
+    rows = [i for i, b in enumerate(bank.books) if b == book_name]
+    return [i for i, r in zip(rows, devsets.book_problems(collection)) if r["id"] in truth]
+
+
+def held_out_with_learned(bank, measured: dict[str, list[int]], concepts: list[str]) -> dict[str, tuple[extraction.Evaluation, extraction.Evaluation]]:
+    """Per name: its rows' FN / FP with the rules alone and with concepts.learned added, the model trained
+    on every labelled row of the bank outside ``measured`` (so it scores those rows as unlabelled ones)."""
+    import numpy as np
+
+    from concepts import learned
+
     found = extraction.extract_many(bank.texts, compiled_rules())
-    measured: dict[str, list[int]] = {}
-    for collection, name in devsets.TEST_SETS.items():
-        rows = [i for i, b in enumerate(bank.books) if b == name]
-        split = set(devsets.labels(collection))
-        measured[name] = [i for i, r in zip(rows, devsets.book_problems(collection)) if r["id"] in split]
     held_out = {i for rows in measured.values() for i in rows}
     train = [i for i, lab in enumerate(bank.labels) if lab and i not in held_out]
     fit = learned.cross_fit(

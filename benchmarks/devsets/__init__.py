@@ -36,11 +36,17 @@ GENRE_DEV = {
     "theoremqa-probability-statistics-dev": "theoremqa-dev",
 }
 GENRE_DEV_OF = {dev: dev.removesuffix("-dev") for dev in GENRE_DEV}
-# Second samples of a dev book (sample.py --second): more of its problems, outside its first sample and so
-# outside its triplets, labelled the same way. Folder -> short name; the folder is the book's plus "-2".
-# Branches written from their misses carry the book's own origin (``origin``), so that leave-one-book-out
-# leaves them out with the rest of the book's; the book's per-book figures stay on its first sample.
-SECOND_SAMPLES = {"grinstead-snell-probability-2": "gs-2"}
+# Second samples of a dev book (sample.py --second, stop 33): more of its problems, drawn after the rules
+# were written, outside its first sample and so outside its triplets, labelled the same way. A yardstick:
+# no rule is written from them (rule_quality.py prints no misses for them, rule_workbench.py does not
+# offer them). Folder -> short name; the folder is the book's plus "-2". ``origin`` maps a short name to
+# its book's, so that leave-one-book-out leaves out the book's branches; the bank (devset_table1) holds
+# their labels with the book's (``book_labels``).
+SECOND_SAMPLES = {
+    "openstax-introductory-statistics-2e-2": "openstax-2",
+    "openintro-statistics-4e-2": "openintro-2",
+    "grinstead-snell-probability-2": "gs-2",
+}
 SECOND_OF = {folder: folder.removesuffix("-2") for folder in SECOND_SAMPLES}
 
 

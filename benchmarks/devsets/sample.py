@@ -38,7 +38,11 @@ PER_CHAPTER = {
 }
 SEED = 14
 # Second samples: book -> (problems per chapter, seed), written to ``<book>-2/sample.txt``.
-SECOND_SAMPLE = {"grinstead-snell-probability": (8, 15)}
+SECOND_SAMPLE = {
+    "openstax-introductory-statistics-2e": (6, 15),
+    "openintro-statistics-4e": (8, 15),
+    "grinstead-snell-probability": (8, 15),
+}
 # The overlap labelled by a second annotator: the first of each book's sample (a random order).
 SECOND_ANNOTATOR = 25
 
