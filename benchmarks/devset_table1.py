@@ -42,11 +42,13 @@ What it measures
     default, MiniLM); --compare-fallback-text runs every concept method and source with both and
     makes the choice between them leaving one triplet set out (README, "No problem without a
     vector"); --seeds N adds Prob2Vec and the blend over N draws (non-overlapping seeds), mean and SD,
-    since one draw's figure moves by a triplet or two with any change to the bank.
+    since one draw's figure moves by a triplet or two with any change to the bank; --thresholds-alone
+    chooses the hybrid source's learned thresholds for the model alone instead of against the rules
+    (not the product's choice: concepts/learned.py).
 
 How to run (from the project folder; pure code, no database)
     .venv/bin/python benchmarks/devset_table1.py [--methods prob2vec,onehot,blend,minilm] [--cv] [--test-splits | --genre-dev]
-        [--fallback-text lsa|minilm] [--compare-fallback-text] [--seeds N] [--json]
+        [--fallback-text lsa|minilm] [--compare-fallback-text] [--seeds N] [--thresholds-alone] [--json]
 
 MiniLM vectors are cached in benchmarks/out/ (it takes minutes on a laptop CPU); the books are read
 from ../shared/data (or $PROB2VEC_SHARED_DATA), and the script stops with a message without them.
@@ -131,9 +133,12 @@ def load_bank(test_splits: bool = False, genre_dev: bool = False) -> Bank:
     return bank
 
 
-def source_sets(bank: Bank, rules_without: Callable[[str], dict] = lambda name: demo_rules(without=name)) -> tuple[dict[str, list[list[int]]], dict[str, object]]:
+def source_sets(
+    bank: Bank, rules_without: Callable[[str], dict] = lambda name: demo_rules(without=name), learned_config: learned.LearnedConfig | None = None
+) -> tuple[dict[str, list[list[int]]], dict[str, object]]:
     """Each source's concept sets over the bank. ``rules_without(name)`` gives the rules without the
-    set ``name``'s own branches ("" for every rule): the starter rules unless a benchmark tries others."""
+    set ``name``'s own branches ("" for every rule): the starter rules unless a benchmark tries others.
+    ``learned_config`` is the hybrid source's learned half (the product's by default)."""
     rules = [extraction.Rule(s, str(v["pattern"]), bool(v["ignore_case"])) for s, v in sorted(rules_without("").items())]
     found = extraction.extract_many(bank.texts, extraction.compile_rules(rules))
     rule_sets = bank.sets(found)
@@ -145,7 +150,7 @@ def source_sets(bank: Bank, rules_without: Callable[[str], dict] = lambda name: 
     for i, s in enumerate(rule_sets):
         hits[i, s] = True
     started = time.monotonic()
-    fit = learned.cross_fit(bank.texts, labelled, truth, hits)
+    fit = learned.cross_fit(bank.texts, labelled, truth, hits, learned_config or learned.LearnedConfig())
     info = {"hybrid_seconds": round(time.monotonic() - started, 1), "learned_concepts": len(fit.learned_concepts),
             "added": sum(len(p) for p in fit.predicted)}
     hybrid = [sorted(set(r) | p) for r, p in zip(rule_sets, fit.predicted)]
@@ -392,6 +397,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--methods", default="prob2vec,onehot,blend,svd-cds,minilm", help="comma-separated, or all")
     parser.add_argument("--cv", action="store_true", help="also run the cross-validation that chose the defaults")
+    parser.add_argument("--thresholds-alone", action="store_true",
+                        help="the hybrid source's learned thresholds chosen for the model alone, not against the rules (not the product's choice)")
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--fallback-text", choices=("lsa", "minilm"), default=METHODS["prob2vec"].defaults["fallback_text"],
                         help="the text vectors of the concept methods' fallback (default: the shipped default)")
@@ -416,7 +423,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     bank = load_bank(test_splits=args.test_splits, genre_dev=args.genre_dev)
     order = [*BOOK_ORDER, *(devsets.TEST_SETS.values() if args.test_splits else ()), *(devsets.GENRE_DEV.values() if args.genre_dev else ())]
-    sets, info = source_sets(bank)
+    sets, info = source_sets(bank, learned_config=learned.LearnedConfig(thresholds_against_rules=not args.thresholds_alone))
     if args.fallback_text == "minilm":
         text = minilm_vectors(bank.texts)
     else:

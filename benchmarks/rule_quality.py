@@ -38,10 +38,13 @@ What it measures
     to each book's leave-one-book-out rules, on the dev bank (benchmarks/devset_table1.py): what it
     recovers where the rules were never tuned on the book; and, unless ``--no-test-splits``, to the
     test splits, trained on every label but the split's own: what the hybrid source gives on text
-    nobody tuned the rules or the model on (a summary only, as for the rules).
+    nobody tuned the rules or the model on (a summary only, as for the rules), and to the second
+    samples, trained on every label but theirs. ``--thresholds-alone`` chooses the learned half's
+    thresholds for the model alone instead of against the rules (not the product's choice; see
+    concepts/learned.py for what it finds and what it costs the triplets).
 
 How to run (from the project folder)
-    .venv/bin/python benchmarks/rule_quality.py [--json] [--misses SLUG] [--shared ../shared/data] [--learned] [--new-book] [--transfer] [--no-test-splits]
+    .venv/bin/python benchmarks/rule_quality.py [--json] [--misses SLUG] [--shared ../shared/data] [--learned [--thresholds-alone]] [--new-book] [--transfer] [--no-test-splits]
 
 Plain Python: no Django, no database. The dev books are read from ../shared/data (or
 $PROB2VEC_SHARED_DATA); without them only the demo bank is measured, and the script says so.
@@ -55,6 +58,7 @@ import json
 import sys
 from collections import Counter
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -155,6 +159,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--new-book", action="store_true", help="also: a new book's FN after the course labels k of its problems (rules + learned)")
     parser.add_argument("--transfer", action="store_true", help="also: what each blind author's branches carry to the other dev sets")
     parser.add_argument("--no-test-splits", action="store_true", help="leave the test splits out (while writing rules: never see them)")
+    parser.add_argument("--thresholds-alone", action="store_true",
+                        help="with --learned: the learned half's thresholds chosen for the model alone, not against the rules (not the product's choice)")
     args = parser.parse_args(argv)
 
     concepts = load_concepts()
@@ -232,20 +238,26 @@ def main(argv: list[str] | None = None) -> int:
     if args.transfer and not reason:
         print_transfer(concepts, {name: (texts, truth) for name, (_, texts, truth, _) in tunable.items() if name != "demo"})
     if args.learned and not reason:
+        from concepts import learned
+
+        config = learned.LearnedConfig(thresholds_against_rules=not args.thresholds_alone)
+        if args.thresholds_alone:
+            print("\nthe learned half below has its thresholds chosen for the model alone (--thresholds-alone; the product"
+                  " chooses them against the rules: concepts/learned.py)")
         print("\nleave one book out: the rules alone -> with the learned extractor (the book's labels out of fold)"
               " -> with one that never saw the book's labels:")
-        for name, (alone, with_learned, blind) in lobo_with_learned(concepts).items():
+        for name, (alone, with_learned, blind) in lobo_with_learned(concepts, config).items():
             print(f"  {name:10} FN {pct(alone.fn_rate)} -> {pct(with_learned.fn_rate)} -> {pct(blind.fn_rate)}, "
                   f"FP {pct(alone.fp_rate)} -> {pct(with_learned.fp_rate)} -> {pct(blind.fp_rate)}")
         print("\nsecond samples (more problems of a dev book, in no triplet; rules and model tuned on the book's other labels):"
               " the rules alone -> with the learned extractor trained on every label but the second samples':")
-        for name, (alone, with_learned) in second_samples_with_learned(concepts).items():
-            print(f"  {name:10} FN {pct(alone.fn_rate)} -> {pct(with_learned.fn_rate)}, FP {pct(alone.fp_rate)} -> "
+        for name, (alone, with_learned) in second_samples_with_learned(concepts, config).items():
+            print(f"  {name:11} FN {pct(alone.fn_rate)} -> {pct(with_learned.fn_rate)}, FP {pct(alone.fp_rate)} -> "
                   f"{pct(with_learned.fp_rate)}, micro recall {pct(alone.micro_recall)} -> {pct(with_learned.micro_recall)}")
         if tests:
             print("\ntest splits, never tuned on: the rules alone -> with the learned extractor trained on every other"
                   " label of the bank (the demo, the dev books, the genre dev samples; never the split's own):")
-            for name, (alone, with_learned) in test_splits_with_learned(concepts).items():
+            for name, (alone, with_learned) in test_splits_with_learned(concepts, config).items():
                 print(f"  {name:10} FN {pct(alone.fn_rate)} -> {pct(with_learned.fn_rate)}, FP {pct(alone.fp_rate)} -> "
                       f"{pct(with_learned.fp_rate)}, micro recall {pct(alone.micro_recall)} -> {pct(with_learned.micro_recall)}, "
                       f"concepts added {with_learned.total('tp') + with_learned.total('fp') - alone.total('tp') - alone.total('fp')}"
@@ -276,19 +288,18 @@ def concept_matrix(concept_sets: "list", slugs: list[str], dtype: type) -> "np.n
     return out
 
 
-def lobo_with_learned(concepts: list[str]) -> dict[str, tuple[extraction.Evaluation, ...]]:
+def lobo_with_learned(concepts: list[str], config: "learned.LearnedConfig | None" = None) -> dict[str, tuple[extraction.Evaluation, ...]]:
     """Per book: the LOBO rules alone; plus concepts.learned trained on the dev bank's labels (the
     book's own labels scored out of fold); and plus concepts.learned that never saw the book's labels
-    (trained on the other books and the demo, each training problem's rule hits from the rules without
-    its own book, so the thresholds are chosen where rules miss as much as on a new book)."""
+    (trained on the other books and the demo). The thresholds are chosen on the model alone (stop 33,
+    concepts/learned.py), so the rules' hits on the training problems do not matter."""
     import numpy as np
 
     from benchmarks.devset_table1 import load_bank
     from concepts import learned
 
     bank = load_bank()
-    sources = sorted(set(bank.books))
-    unseen = {b: extraction.extract_many(bank.texts, compiled_rules(without=b)) for b in sources}
+    unseen = {b: extraction.extract_many(bank.texts, compiled_rules(without=b)) for b in devsets.BOOKS.values()}
 
     def hits_of(found: list[set[str]]) -> "np.ndarray":
         return concept_matrix(found, bank.slugs, bool)
@@ -297,16 +308,15 @@ def lobo_with_learned(concepts: list[str]) -> dict[str, tuple[extraction.Evaluat
         return concept_matrix([bank.labels[i] for i in rows], bank.slugs, np.float32)
 
     labelled = [i for i, lab in enumerate(bank.labels) if lab]
-    regime = hits_of([unseen[b][i] for i, b in enumerate(bank.books)])
     out = {}
     for folder, name in devsets.BOOKS.items():
         found = unseen[name]
         rows = _labelled_rows(bank, name, folder, devsets.labels(folder))  # the first sample, as in the per-book table
         t = [set(bank.labels[i] or ()) for i in rows]
-        fit = learned.cross_fit(bank.texts, labelled, truth_of(labelled), hits_of(found))
+        fit = learned.cross_fit(bank.texts, labelled, truth_of(labelled), hits_of(found), config or learned.LearnedConfig())
         added = [found[i] | {bank.slugs[j] for j in fit.predicted[i]} for i in rows]
         others = [i for i in labelled if bank.books[i] != name]
-        blind = learned.cross_fit(bank.texts, others, truth_of(others), regime)
+        blind = learned.cross_fit(bank.texts, others, truth_of(others), hits_of(found), config or learned.LearnedConfig())
         blind_added = [found[i] | {bank.slugs[j] for j in blind.predicted[i]} for i in rows]
         out[name] = (
             extraction.evaluate([found[i] for i in rows], t, concepts),
@@ -316,7 +326,7 @@ def lobo_with_learned(concepts: list[str]) -> dict[str, tuple[extraction.Evaluat
     return out
 
 
-def test_splits_with_learned(concepts: list[str]) -> dict[str, tuple[extraction.Evaluation, extraction.Evaluation]]:
+def test_splits_with_learned(concepts: list[str], config: "learned.LearnedConfig | None" = None) -> dict[str, tuple[extraction.Evaluation, extraction.Evaluation]]:
     """Per test split: the rules alone, and the rules plus concepts.learned as the hybrid source would
     run on a bank holding the split's collection, trained on every label of the bank except the
     split's own (whose problems it scores as unlabelled ones). Text nobody tuned rules or model on."""
@@ -324,10 +334,10 @@ def test_splits_with_learned(concepts: list[str]) -> dict[str, tuple[extraction.
 
     bank = load_bank(test_splits=True)
     measured = {name: _labelled_rows(bank, name, collection, devsets.labels(collection)) for collection, name in devsets.TEST_SETS.items()}
-    return held_out_with_learned(bank, measured, concepts)
+    return held_out_with_learned(bank, measured, concepts, config)
 
 
-def second_samples_with_learned(concepts: list[str]) -> dict[str, tuple[extraction.Evaluation, extraction.Evaluation]]:
+def second_samples_with_learned(concepts: list[str], config: "learned.LearnedConfig | None" = None) -> dict[str, tuple[extraction.Evaluation, extraction.Evaluation]]:
     """Per second sample (more problems of a dev book, in no triplet): the rules alone, and the rules plus
     concepts.learned trained on every label of the bank except the second samples': what the hybrid
     source gives on problems of a book whose other labelled problems the rules and the model were tuned on."""
@@ -338,7 +348,7 @@ def second_samples_with_learned(concepts: list[str]) -> dict[str, tuple[extracti
         name: _labelled_rows(bank, devsets.BOOKS[devsets.SECOND_OF[folder]], devsets.SECOND_OF[folder], devsets.labels(folder))
         for folder, name in devsets.SECOND_SAMPLES.items()
     }
-    return held_out_with_learned(bank, measured, concepts)
+    return held_out_with_learned(bank, measured, concepts, config)
 
 
 def _labelled_rows(bank, book_name: str, collection: str, truth: dict) -> list[int]:
@@ -347,7 +357,9 @@ def _labelled_rows(bank, book_name: str, collection: str, truth: dict) -> list[i
     return [i for i, r in zip(rows, devsets.book_problems(collection)) if r["id"] in truth]
 
 
-def held_out_with_learned(bank, measured: dict[str, list[int]], concepts: list[str]) -> dict[str, tuple[extraction.Evaluation, extraction.Evaluation]]:
+def held_out_with_learned(
+    bank, measured: dict[str, list[int]], concepts: list[str], config: "learned.LearnedConfig | None" = None
+) -> dict[str, tuple[extraction.Evaluation, extraction.Evaluation]]:
     """Per name: its rows' FN / FP with the rules alone and with concepts.learned added, the model trained
     on every labelled row of the bank outside ``measured`` (so it scores those rows as unlabelled ones)."""
     import numpy as np
@@ -358,7 +370,8 @@ def held_out_with_learned(bank, measured: dict[str, list[int]], concepts: list[s
     held_out = {i for rows in measured.values() for i in rows}
     train = [i for i, lab in enumerate(bank.labels) if lab and i not in held_out]
     fit = learned.cross_fit(
-        bank.texts, train, concept_matrix([bank.labels[i] for i in train], bank.slugs, np.float32), concept_matrix(found, bank.slugs, bool)
+        bank.texts, train, concept_matrix([bank.labels[i] for i in train], bank.slugs, np.float32), concept_matrix(found, bank.slugs, bool),
+        config or learned.LearnedConfig(),
     )
     out = {}
     for name, rows in measured.items():

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
@@ -32,6 +34,21 @@ def test_a_concept_the_rules_miss_is_learned_from_labels() -> None:
     assert found[truth[:, 0] > 0].mean() > 0.9 and not found[truth[:, 0] == 0].any()
     assert not any(1 in s for s in result.predicted)  # never repeats what a rule already found
     assert 0 in result.learned_concepts and np.isfinite(result.thresholds[0])
+
+
+def test_thresholds_against_the_rules_or_for_the_model_alone() -> None:
+    """Rules written from the labelled problems find all of them; new problems reworded escape the rules.
+    Against the rules' hits (the default) the rules look perfect and nothing is learned; chosen for the
+    model alone, the concepts are added to the new problems (concepts/learned.py, stop 33)."""
+    texts, truth = _bank(60)
+    extra = ["flip a coin 5 times and count heads", "the waiting time for a call is exponential with mean 3"]
+    hits = np.zeros((62, 2), dtype=bool)
+    hits[:60] = truth > 0  # the rules were written from the labelled problems: they find every label
+    default = learned.cross_fit(texts + extra, list(range(60)), truth, hits, FAST)
+    assert default.predicted == [set()] * 62 and np.isinf(default.thresholds).all()
+    alone = learned.cross_fit(texts + extra, list(range(60)), truth, hits, replace(FAST, thresholds_against_rules=False))
+    assert 0 in alone.predicted[60] and 1 in alone.predicted[61] and np.isfinite(alone.thresholds).all()
+    assert all(not s for s in alone.predicted[:60])  # never repeats what a rule already found
 
 
 def test_labelled_problems_are_scored_by_models_that_never_saw_their_labels() -> None:
