@@ -1,7 +1,8 @@
 """Inter-annotator agreement on the dev sets' shared sample (two annotators, labelled independently).
 
 Prints, per book and over all three (then the same for the two test collections, annotators
-ta-test1 and ta-test2, and for the audit of the dev labels, ta-audit-before and ta-audit): problems both annotators labelled, problems where one skipped
+ta-test1 and ta-test2, for the audit of the dev labels, ta-audit-before and ta-audit, and for the books'
+second samples, ta-second1 and ta-second2): problems both annotators labelled, problems where one skipped
 and the other labelled, identical label sets, mean Jaccard similarity, Krippendorff's alpha (nominal)
 pooled over every (problem, concept) decision, and the mean of per-concept alphas (the app's
 agreement page: concepts.agreement.label_agreement). Then the disagreements, by id, with the
@@ -75,6 +76,8 @@ def main() -> int:
     print("\naudit of stop 23 (the dev labels as they stood / a third annotator, blind; 33 random labelled problems"
           " and the 7 the precision pass flagged; README of benchmarks/devsets):")
     report(list(devsets.BOOKS), devsets.BOOKS, ("ta-audit-before", "ta-audit"))
+    print("\nsecond samples of stop 33 (their annotators / a second annotator, blind; the first 24 draws of each):")
+    report(list(devsets.SECOND_SAMPLES), devsets.SECOND_SAMPLES, ("ta-second1", "ta-second2"))
     return 0
 
 
