@@ -83,6 +83,22 @@ def test_a_second_sample_lies_outside_the_books_first_sample_and_triplets(folder
 
 
 @needs_books
+@pytest.mark.slow
+def test_no_rule_author_is_shown_a_second_samples_problems(capsys: pytest.CaptureFixture[str]) -> None:
+    """The second samples are a yardstick: the rule workbench does not offer them, and rule_quality's
+    --misses (a rule author's view) lists the dev books' misses but none of theirs."""
+    from benchmarks import rule_quality
+    from benchmarks.rule_workbench import DEV_SETS
+
+    assert not set(DEV_SETS) & set(devsets.SECOND_SAMPLES.values())
+    assert not set(DEV_SETS.values()) & set(devsets.SECOND_SAMPLES)
+    assert rule_quality.main(["--misses", "binomial-distribution", "--no-test-splits"]) == 0
+    headers = [line for line in capsys.readouterr().out.splitlines() if line.startswith("==== ")]
+    assert any(h.startswith("==== gs:") for h in headers)
+    assert not any(h.split(":")[0].removeprefix("==== ") in devsets.SECOND_SAMPLES.values() for h in headers)
+
+
+@needs_books
 @pytest.mark.parametrize("folder", list(devsets.SECOND_SAMPLES))
 def test_sample_py_draws_the_second_sample_again_over_every_chapter(folder: str) -> None:
     from benchmarks.devsets.sample import second_sample

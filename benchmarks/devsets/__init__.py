@@ -55,9 +55,12 @@ def collection_of(folder: str) -> str:
     return GENRE_DEV_OF.get(folder) or SECOND_OF.get(folder) or folder
 
 
+_BOOK_OF_SECOND = {name: BOOKS[SECOND_OF[folder]] for folder, name in SECOND_SAMPLES.items()}
+
+
 def origin(name: str) -> str:
     """The rules.json origin of a dev set's short name: a second sample's is its book's ("gs-2" -> "gs")."""
-    return {SECOND_SAMPLES[f]: BOOKS[SECOND_OF[f]] for f in SECOND_SAMPLES}.get(name, name)
+    return _BOOK_OF_SECOND.get(name, name)
 
 
 def shared_data_dir() -> Path:
