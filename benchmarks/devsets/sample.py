@@ -12,8 +12,12 @@ A **second sample** (``--second``, stop 33) draws more problems of a book from t
 sample did not take, the same way with another seed. Its problems are in no triplet, so rules
 written from their misses were never written from the triplets the book is judged on.
 
+A **third sample** (``--third``, stop 34) draws more again, from the problems neither earlier sample
+took: labelled problems for writing rules and training the learned extractor, as a course team that
+labels more of its bank would have. The second samples stay the yardstick that nothing is written from.
+
 How to run (from the project folder; prints the ids, one per line, with the book's folder name)
-    .venv/bin/python benchmarks/devsets/sample.py [--shared ../shared/data] [--second] [--write]
+    .venv/bin/python benchmarks/devsets/sample.py [--shared ../shared/data] [--second | --third] [--write]
 
 The ids it printed are committed as ``<book>/sample.txt``; the sample never changes unless this
 script does. Plain Python, no Django.
@@ -42,6 +46,12 @@ SECOND_SAMPLE = {
     "openstax-introductory-statistics-2e": (6, 15),
     "openintro-statistics-4e": (8, 15),
     "grinstead-snell-probability": (8, 15),
+}
+# Third samples: book -> (problems per chapter, seed), written to ``<book>-3/sample.txt``.
+THIRD_SAMPLE = {
+    "openstax-introductory-statistics-2e": (6, 16),
+    "openintro-statistics-4e": (8, 16),
+    "grinstead-snell-probability": (8, 16),
 }
 # The overlap labelled by a second annotator: the first of each book's sample (a random order).
 SECOND_ANNOTATOR = 25
@@ -85,13 +95,28 @@ def second_sample(book: str, shared: Path) -> list[str]:
     return sample_book([r for r in read_records(shared, book) if r["id"] not in first], per_chapter, seed)
 
 
+def third_sample(book: str, shared: Path) -> list[str]:
+    """The book's third sample: drawn like the others, from the problems neither earlier sample took."""
+    taken = set()
+    for folder in (book, f"{book}-2"):
+        taken |= set((HERE / folder / "sample.txt").read_text(encoding="utf-8").split())
+    per_chapter, seed = THIRD_SAMPLE[book]
+    # One OpenIntro record's id ends in a newline ("OI-5.15-\n"): it cannot be written one id per line.
+    records = [r for r in read_records(shared, book) if r["id"] not in taken and r["id"] == r["id"].strip()]
+    return sample_book(records, per_chapter, seed)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--shared", type=Path, default=ROOT.parent / "shared" / "data")
     parser.add_argument("--write", action="store_true", help="write <book>/sample.txt beside this script")
-    parser.add_argument("--second", action="store_true", help="the second samples (<book>-2/sample.txt)")
+    which = parser.add_mutually_exclusive_group()
+    which.add_argument("--second", action="store_true", help="the second samples (<book>-2/sample.txt)")
+    which.add_argument("--third", action="store_true", help="the third samples (<book>-3/sample.txt)")
     args = parser.parse_args()
-    if args.second:
+    if args.third:
+        draws = {f"{book}-3": third_sample(book, args.shared) for book in THIRD_SAMPLE}
+    elif args.second:
         draws = {f"{book}-2": second_sample(book, args.shared) for book in SECOND_SAMPLE}
     else:
         draws = {book: sample_book(read_records(args.shared, book), n, SEED) for book, n in PER_CHAPTER.items()}
