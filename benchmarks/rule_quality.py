@@ -15,6 +15,8 @@ What it measures
         drawn after the rules were written, in no triplet, labelled by the guide; ``sample.py --second``):
         what the rules find on problems of a book they were tuned on but never written from. A
         yardstick, like the test splits: no misses or per-concept lists are printed for them;
+      - each book's **third sample** (``openstax-3``, ``openintro-3``, ``gs-3``; ``sample.py --third``,
+        stop 34): more labelled problems of the book to write rules from, like its first sample;
       - **leave one book out**: each book measured with the rules minus the branches written from
         that book's misses only (each branch of rules.json says where it came from), i.e. rules tuned
         without the book; and **strict**: also without the branches the book shares with other
@@ -172,10 +174,10 @@ def main(argv: list[str] | None = None) -> int:
     lobo: dict[str, dict] = {}
     strict: dict[str, dict] = {}  # also without the branches the book shares with other origins
     # The dev books, then the genre dev samples (MATH, TheoremQA outside their test splits): tuned on alike.
-    # A book's second samples (more of its problems, in no triplet) are measured beside it, and leave one
+    # A book's later samples (more of its problems, in no triplet) are measured beside it, and leave one
     # book out drops the same branches for them as for the book (devsets.origin: "gs-2" -> "gs").
     tuned = {
-        **({} if reason else {**devsets.BOOKS, **devsets.SECOND_SAMPLES}),
+        **({} if reason else {**devsets.BOOKS, **devsets.THIRD_SAMPLES, **devsets.SECOND_SAMPLES}),
         **({} if devsets.missing_reason(collections=devsets.GENRE_DEV) else devsets.GENRE_DEV),
     }
     for book, name in tuned.items():

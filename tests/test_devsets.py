@@ -77,9 +77,32 @@ def test_a_second_sample_lies_outside_the_books_first_sample_and_triplets(folder
     assert set(labels) | set(skipped) == set(sample) and not set(labels) & set(skipped)
     assert all(concepts and set(concepts) <= SLUGS and len(set(concepts)) == len(concepts) for concepts in labels.values())
     assert all(reason.strip() for reason in skipped.values())
-    # The bank holds both samples' labels; leaving the book out leaves out the branches written from either.
-    assert devsets.book_labels(book) == {**devsets.labels(book), **labels}
+    # The bank holds every sample's labels; leaving the book out leaves out the branches written from any.
+    later = [f for f, of in devsets.SAMPLE_OF.items() if of == book]
+    assert devsets.book_labels(book) == {**devsets.labels(book), **{i: c for f in later for i, c in devsets.labels(f).items()}}
+    assert set(labels) <= set(devsets.book_labels(book))
     assert devsets.origin(devsets.SECOND_SAMPLES[folder]) == devsets.BOOKS[book]
+
+
+@pytest.mark.parametrize("folder", list(devsets.THIRD_SAMPLES))
+def test_a_third_sample_lies_outside_the_books_earlier_samples_and_triplets(folder: str) -> None:
+    """A book's third sample (stop 34) is labelled for writing rules and training the learned extractor:
+    none of its problems is in the first sample (so in no triplet) or in the second (the yardstick)."""
+    book = devsets.THIRD_OF[folder]
+    sample = (devsets.HERE / folder / "sample.txt").read_text(encoding="utf-8").splitlines()
+    earlier = set()
+    for taken in (book, f"{book}-2"):
+        earlier |= set((devsets.HERE / taken / "sample.txt").read_text(encoding="utf-8").splitlines())
+    members = {t[k] for t in devsets.triplets(book) for k in ("anchor", "positive", "negative")}
+    assert len(set(sample)) == len(sample) and not set(sample) & earlier and not set(sample) & members
+    labels, skipped = devsets.labels(folder), devsets.skipped(folder)
+    assert len(labels) >= 60
+    assert set(labels) | set(skipped) == set(sample) and not set(labels) & set(skipped)
+    assert all(concepts and set(concepts) <= SLUGS and len(set(concepts)) == len(concepts) for concepts in labels.values())
+    assert all(reason.strip() for reason in skipped.values())
+    assert {i: devsets.book_labels(book)[i] for i in labels} == labels
+    assert devsets.origin(devsets.THIRD_SAMPLES[folder]) == devsets.BOOKS[book]
+    assert devsets.collection_of(folder) == book
 
 
 @needs_books
@@ -95,6 +118,7 @@ def test_no_rule_author_is_shown_a_second_samples_problems(capsys: pytest.Captur
     assert rule_quality.main(["--misses", "binomial-distribution", "--no-test-splits"]) == 0
     headers = [line for line in capsys.readouterr().out.splitlines() if line.startswith("==== ")]
     assert any(h.startswith("==== gs:") for h in headers)
+    assert any(h.startswith("==== gs-3:") for h in headers)  # the third samples are for writing rules
     assert not any(h.split(":")[0].removeprefix("==== ") in devsets.SECOND_SAMPLES.values() for h in headers)
 
 
@@ -176,6 +200,22 @@ def test_the_starter_rules_keep_what_they_find_on_a_book_they_were_not_written_f
         _, texts, truth = dev_book(book)
         result = measure(texts, truth, concepts, compiled_rules(without=origin))
         assert result["fn_rate"] <= 0.60 and result["fp_rate"] <= 0.01, book
+
+
+@needs_books
+@pytest.mark.parametrize("folder", list(devsets.THIRD_SAMPLES))
+def test_sample_py_draws_the_third_sample_again_over_every_chapter(folder: str) -> None:
+    from benchmarks.devsets.sample import third_sample
+
+    book = devsets.THIRD_OF[folder]
+    sample = (devsets.HERE / folder / "sample.txt").read_text(encoding="utf-8").splitlines()
+    assert third_sample(book, devsets.shared_data_dir()) == sample
+    earlier = set()
+    for taken in (book, f"{book}-2"):
+        earlier |= set((devsets.HERE / taken / "sample.txt").read_text(encoding="utf-8").splitlines())
+    chapter = {r["id"]: r["module"] for r in devsets.book_problems(folder)}
+    # Every chapter with problems the earlier samples left is drawn from (OpenIntro's chapter 9 has none left).
+    assert {chapter[i] for i in sample} == {c for i, c in chapter.items() if i not in earlier and i == i.strip()}
 
 
 @needs_books

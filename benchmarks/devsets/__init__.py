@@ -48,19 +48,31 @@ SECOND_SAMPLES = {
     "grinstead-snell-probability-2": "gs-2",
 }
 SECOND_OF = {folder: folder.removesuffix("-2") for folder in SECOND_SAMPLES}
+# Third samples of a dev book (sample.py --third, stop 34): more of its problems again, outside the first
+# and second samples, labelled the same way. Unlike the second samples they are for tuning: rules are
+# written from their misses (tagged with the book's origin) and the bank trains the learned extractor on
+# their labels, as a course that labels more of its bank would. Folder -> short name ("-3").
+THIRD_SAMPLES = {
+    "openstax-introductory-statistics-2e-3": "openstax-3",
+    "openintro-statistics-4e-3": "openintro-3",
+    "grinstead-snell-probability-3": "gs-3",
+}
+THIRD_OF = {folder: folder.removesuffix("-3") for folder in THIRD_SAMPLES}
+# A later sample's folder -> its book's folder.
+SAMPLE_OF = {**SECOND_OF, **THIRD_OF}
 
 
 def collection_of(folder: str) -> str:
     """The shared/data collection a dev-set folder draws from."""
-    return GENRE_DEV_OF.get(folder) or SECOND_OF.get(folder) or folder
+    return GENRE_DEV_OF.get(folder) or SAMPLE_OF.get(folder) or folder
 
 
-_BOOK_OF_SECOND = {name: BOOKS[SECOND_OF[folder]] for folder, name in SECOND_SAMPLES.items()}
+_BOOK_OF_SAMPLE = {name: BOOKS[SAMPLE_OF[folder]] for folder, name in {**SECOND_SAMPLES, **THIRD_SAMPLES}.items()}
 
 
 def origin(name: str) -> str:
-    """The rules.json origin of a dev set's short name: a second sample's is its book's ("gs-2" -> "gs")."""
-    return _BOOK_OF_SECOND.get(name, name)
+    """The rules.json origin of a dev set's short name: a later sample's is its book's ("gs-2" -> "gs")."""
+    return _BOOK_OF_SAMPLE.get(name, name)
 
 
 def shared_data_dir() -> Path:
@@ -99,9 +111,9 @@ def labels(book: str) -> dict[str, list[str]]:
 
 
 def book_labels(book: str) -> dict[str, list[str]]:
-    """Every label of a book: its first sample's and its second samples' (what a course's bank holds)."""
+    """Every label of a book: its first sample's and its later samples' (what a course's bank holds)."""
     merged = dict(labels(book))
-    for folder, of in SECOND_OF.items():
+    for folder, of in SAMPLE_OF.items():
         if of == book:
             merged.update(labels(folder))
     return merged
