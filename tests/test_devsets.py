@@ -202,6 +202,44 @@ def test_the_starter_rules_keep_what_they_find_on_a_book_they_were_not_written_f
         assert result["fn_rate"] <= 0.60 and result["fp_rate"] <= 0.01, book
 
 
+@pytest.mark.parametrize("folder", list(devsets.SECOND_SAMPLES))
+def test_a_second_samples_triplets_are_the_proposals_a_blind_judge_agreed_with(folder: str) -> None:
+    """Stop 34: triplets on fresh problems of each book. A TA session proposed 24 (triplets-proposed.jsonl,
+    with labels and text); a judge that saw neither labels nor which candidate was proposed picked the
+    closer (triplet-judge.jsonl, in the proposals' order); triplets.jsonl keeps what it agreed with."""
+    folder_path = devsets.HERE / folder
+    proposed = [json.loads(line) for line in (folder_path / "triplets-proposed.jsonl").read_text(encoding="utf-8").splitlines()]
+    judged = [json.loads(line) for line in (folder_path / "triplet-judge.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert len(proposed) == len(judged) == 24
+    assert sum(p["kind"] == "fine" for p in proposed) == 12
+    agreed = []
+    for p, j in zip(proposed, judged):
+        assert j["anchor"] == p["anchor"]
+        pair = j["cant_tell"] if j["closer"] is None else [j["closer"], j["farther"]]
+        assert set(pair) == {p["positive"], p["negative"]}
+        if j["closer"] == p["positive"]:
+            agreed.append({k: p[k] for k in ("anchor", "positive", "negative", "kind", "wording")})
+    assert devsets.triplets(folder) == agreed and len(agreed) >= 20
+    labelled = devsets.labels(folder)
+    for t in agreed:  # every member is a labelled problem of the second sample, none written from
+        assert {t["anchor"], t["positive"], t["negative"]} <= set(labelled) and len({t["anchor"], t["positive"], t["negative"]}) == 3
+
+
+@needs_books
+@pytest.mark.parametrize("folder", list(devsets.SECOND_SAMPLES))
+def test_a_second_samples_triplets_stay_in_one_chapter_and_reach_the_table1_bank(folder: str) -> None:
+    from benchmarks.devset_table1 import load_bank
+
+    chapter = {r["id"]: r["module"] for r in devsets.book_problems(folder)}
+    for t in devsets.triplets(folder):
+        assert chapter[t["anchor"]] == chapter[t["positive"]] == chapter[t["negative"]]
+    bank = load_bank()
+    name, book = devsets.SECOND_SAMPLES[folder], devsets.BOOKS[devsets.SECOND_OF[folder]]
+    rows = bank.triplets[name]
+    assert rows.shape == (len(devsets.triplets(folder)), 3)
+    assert all(bank.books[i] == book and bank.labels[i] for i in rows.ravel())
+
+
 @needs_books
 @pytest.mark.parametrize("folder", list(devsets.THIRD_SAMPLES))
 def test_sample_py_draws_the_third_sample_again_over_every_chapter(folder: str) -> None:
