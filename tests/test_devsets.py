@@ -204,14 +204,15 @@ def test_the_starter_rules_keep_what_they_find_on_a_book_they_were_not_written_f
 
 @pytest.mark.parametrize("folder", list(devsets.SECOND_SAMPLES))
 def test_a_second_samples_triplets_are_the_proposals_a_blind_judge_agreed_with(folder: str) -> None:
-    """Stop 34: triplets on fresh problems of each book. A TA session proposed 24 (triplets-proposed.jsonl,
+    """Stop 34: triplets on fresh problems of each book. TA sessions proposed them, 24 at a time (triplets-proposed.jsonl,
     with labels and text); a judge that saw neither labels nor which candidate was proposed picked the
     closer (triplet-judge.jsonl, in the proposals' order); triplets.jsonl keeps what it agreed with."""
     folder_path = devsets.HERE / folder
     proposed = [json.loads(line) for line in (folder_path / "triplets-proposed.jsonl").read_text(encoding="utf-8").splitlines()]
     judged = [json.loads(line) for line in (folder_path / "triplet-judge.jsonl").read_text(encoding="utf-8").splitlines()]
-    assert len(proposed) == len(judged) == 24
-    assert sum(p["kind"] == "fine" for p in proposed) == 12
+    assert len(proposed) == len(judged) >= 24
+    assert 2 * sum(p["kind"] == "fine" for p in proposed) == len(proposed)
+    assert len({(p["anchor"], *sorted((p["positive"], p["negative"]))) for p in proposed}) == len(proposed)  # no repeats
     agreed = []
     for p, j in zip(proposed, judged):
         assert j["anchor"] == p["anchor"]
