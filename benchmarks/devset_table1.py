@@ -34,7 +34,8 @@ What it measures
     book's second sample, which no rule was written from) are measured as ``openstax-2``,
     ``openintro-2`` and ``gs-2``: their "rules" column is what the tuned rules give on fresh problems
     of their own book. Nothing is chosen on them (--cv and the fallback choices use the first samples'
-    triplets).
+    triplets). The third samples' triplets (``openstax-3`` ...) are on problems that only stop 34's 21
+    branches were written from: tuning data for choosing what fresh problems need.
 
     --test-splits adds the TheoremQA and MATH test splits (benchmarks/devsets/TEST_SETS.md) to the
     bank and measures their triplets too: the rules were never written from them, so their "rules"
@@ -134,10 +135,11 @@ def load_bank(test_splits: bool = False, genre_dev: bool = False) -> Bank:
         bank.triplets[name] = np.array(
             [[keys[(name, t["anchor"])], keys[(name, t["positive"])], keys[(name, t["negative"])]] for t in devsets.triplets(book)]
         ).reshape(-1, 3)
-    # Triplets on a book's second sample (stop 34): problems no rule was written from, so their "rules"
-    # column is the figure for fresh problems of a book the rules were tuned on. Measured, never chosen on.
-    for folder, name in devsets.SECOND_SAMPLES.items():
-        book = devsets.BOOKS[devsets.SECOND_OF[folder]]
+    # Triplets on a book's later samples (stop 34). The second samples': problems no rule was written
+    # from, so their "rules" column is the figure for fresh problems of a book the rules were tuned on;
+    # measured, never chosen on. The third samples': tuning data for what fresh problems need.
+    for folder, name in {**devsets.SECOND_SAMPLES, **devsets.THIRD_SAMPLES}.items():
+        book = devsets.BOOKS[devsets.SAMPLE_OF[folder]]
         fresh = devsets.triplets(folder)
         if fresh and book in collections.values():
             bank.triplets[name] = np.array([[keys[(book, t[k])] for k in ("anchor", "positive", "negative")] for t in fresh]).reshape(-1, 3)
@@ -435,7 +437,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"skipped: {devsets.missing_reason(collections=devsets.TEST_SETS)}")
         return 0
     bank = load_bank(test_splits=args.test_splits, genre_dev=args.genre_dev)
-    order = [*BOOK_ORDER, *(n for n in devsets.SECOND_SAMPLES.values() if n in bank.triplets),
+    order = [*BOOK_ORDER, *(n for n in (*devsets.THIRD_SAMPLES.values(), *devsets.SECOND_SAMPLES.values()) if n in bank.triplets),
              *(devsets.TEST_SETS.values() if args.test_splits else ()), *(devsets.GENRE_DEV.values() if args.genre_dev else ())]
     sets, info = source_sets(bank, learned_config=learned.LearnedConfig(thresholds_against_rules=not args.thresholds_alone))
     if args.fallback_text == "minilm":
@@ -460,7 +462,8 @@ def main(argv: list[str] | None = None) -> int:
     print("triplet members without concepts (dev books): " + ", ".join(f"{s} {n}" for s, n in no_concepts.items()))
     for book in order:
         split = (" (TEST split: rules never written from it, so its 'rules' are 'unseen')" if book in devsets.TEST_SETS.values()
-                 else " (second sample: fresh problems of the book, no rule written from them)" if book in devsets.SECOND_SAMPLES.values() else "")
+                 else " (second sample: fresh problems of the book, no rule written from them)" if book in devsets.SECOND_SAMPLES.values()
+                 else " (third sample: 21 branches of stop 34 written from its problems)" if book in devsets.THIRD_SAMPLES.values() else "")
         print(f"\n{book} ({len(bank.triplets[book])} triplets){split}: accuracy % [95% bootstrap interval]")
         print(f"  {'method':24} " + " ".join(f"{s:>18}" for s in (*SOURCES, "text")))
         for method in methods:

@@ -202,9 +202,10 @@ def test_the_starter_rules_keep_what_they_find_on_a_book_they_were_not_written_f
         assert result["fn_rate"] <= 0.60 and result["fp_rate"] <= 0.01, book
 
 
-@pytest.mark.parametrize("folder", list(devsets.SECOND_SAMPLES))
-def test_a_second_samples_triplets_are_the_proposals_a_blind_judge_agreed_with(folder: str) -> None:
-    """Stop 34: triplets on fresh problems of each book. TA sessions proposed them, 24 at a time (triplets-proposed.jsonl,
+@pytest.mark.parametrize("folder", [*devsets.SECOND_SAMPLES, *devsets.THIRD_SAMPLES])
+def test_a_later_samples_triplets_are_the_proposals_a_blind_judge_agreed_with(folder: str) -> None:
+    """Stop 34: triplets on the later samples of each book (the second's: fresh problems, a yardstick; the
+    third's: tuning data). TA sessions proposed them, 24 or 48 at a time (triplets-proposed.jsonl,
     with labels and text); a judge that saw neither labels nor which candidate was proposed picked the
     closer (triplet-judge.jsonl, in the proposals' order); triplets.jsonl keeps what it agreed with."""
     folder_path = devsets.HERE / folder
@@ -222,20 +223,21 @@ def test_a_second_samples_triplets_are_the_proposals_a_blind_judge_agreed_with(f
             agreed.append({k: p[k] for k in ("anchor", "positive", "negative", "kind", "wording")})
     assert devsets.triplets(folder) == agreed and len(agreed) >= 20
     labelled = devsets.labels(folder)
-    for t in agreed:  # every member is a labelled problem of the second sample, none written from
+    for t in agreed:  # every member is a labelled problem of the sample
         assert {t["anchor"], t["positive"], t["negative"]} <= set(labelled) and len({t["anchor"], t["positive"], t["negative"]}) == 3
 
 
 @needs_books
-@pytest.mark.parametrize("folder", list(devsets.SECOND_SAMPLES))
-def test_a_second_samples_triplets_stay_in_one_chapter_and_reach_the_table1_bank(folder: str) -> None:
+@pytest.mark.parametrize("folder", [*devsets.SECOND_SAMPLES, *devsets.THIRD_SAMPLES])
+def test_a_later_samples_triplets_stay_in_one_chapter_and_reach_the_table1_bank(folder: str) -> None:
     from benchmarks.devset_table1 import load_bank
 
     chapter = {r["id"]: r["module"] for r in devsets.book_problems(folder)}
     for t in devsets.triplets(folder):
         assert chapter[t["anchor"]] == chapter[t["positive"]] == chapter[t["negative"]]
     bank = load_bank()
-    name, book = devsets.SECOND_SAMPLES[folder], devsets.BOOKS[devsets.SECOND_OF[folder]]
+    name = {**devsets.SECOND_SAMPLES, **devsets.THIRD_SAMPLES}[folder]
+    book = devsets.BOOKS[devsets.SAMPLE_OF[folder]]
     rows = bank.triplets[name]
     assert rows.shape == (len(devsets.triplets(folder)), 3)
     assert all(bank.books[i] == book and bank.labels[i] for i in rows.ravel())
