@@ -140,9 +140,11 @@ def load_bank(test_splits: bool = False, genre_dev: bool = False) -> Bank:
     # measured, never chosen on. The third samples': tuning data for what fresh problems need.
     for folder, name in {**devsets.SECOND_SAMPLES, **devsets.THIRD_SAMPLES}.items():
         book = devsets.BOOKS[devsets.SAMPLE_OF[folder]]
-        fresh = devsets.triplets(folder)
-        if fresh and book in collections.values():
-            bank.triplets[name] = np.array([[keys[(book, t[k])] for k in ("anchor", "positive", "negative")] for t in fresh]).reshape(-1, 3)
+        sample_triplets = devsets.triplets(folder)
+        if sample_triplets and book in collections.values():
+            bank.triplets[name] = np.array(
+                [[keys[(book, t[k])] for k in ("anchor", "positive", "negative")] for t in sample_triplets]
+            ).reshape(-1, 3)
     demo = [t for t in read_jsonl("triplets.jsonl") if t.get("decision") == "accepted"]
     bank.triplets["demo"] = np.array([[keys[("demo", str(t[r]))] for r in ("anchor", "positive", "negative")] for t in demo]).reshape(-1, 3)
     return bank

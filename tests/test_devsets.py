@@ -63,20 +63,31 @@ def test_every_id_is_in_the_book_and_every_triplet_in_one_chapter(book: str) -> 
     assert len(set(chapter[i] for i in devsets.labels(book))) == len(set(chapter.values()))  # every chapter sampled
 
 
-@pytest.mark.parametrize("folder", list(devsets.SECOND_SAMPLES))
-def test_a_second_sample_lies_outside_the_books_first_sample_and_triplets(folder: str) -> None:
-    """A book's second sample (stop 33) is what rules may be written from without touching the book's
-    triplets: none of its problems is in the first sample, so none is a triplet member."""
-    book = devsets.SECOND_OF[folder]
-    sample = (devsets.HERE / folder / "sample.txt").read_text(encoding="utf-8").splitlines()
-    first = set((devsets.HERE / book / "sample.txt").read_text(encoding="utf-8").splitlines())
-    members = {t[k] for t in devsets.triplets(book) for k in ("anchor", "positive", "negative")}
-    assert len(set(sample)) == len(sample) and not set(sample) & first and not set(sample) & members
+def sample_ids(folder: str) -> list[str]:
+    return (devsets.HERE / folder / "sample.txt").read_text(encoding="utf-8").splitlines()
+
+
+def labelled_sample(folder: str, sample: list[str]) -> dict[str, list[str]]:
+    """A later sample's labels, checked: at least 60, every drawn problem labelled or skipped with a
+    reason, dictionary slugs only. Returns the labels."""
     labels, skipped = devsets.labels(folder), devsets.skipped(folder)
     assert len(labels) >= 60
     assert set(labels) | set(skipped) == set(sample) and not set(labels) & set(skipped)
     assert all(concepts and set(concepts) <= SLUGS and len(set(concepts)) == len(concepts) for concepts in labels.values())
     assert all(reason.strip() for reason in skipped.values())
+    return labels
+
+
+@pytest.mark.parametrize("folder", list(devsets.SECOND_SAMPLES))
+def test_a_second_sample_lies_outside_the_books_first_sample_and_triplets(folder: str) -> None:
+    """A book's second sample (stop 33) is what rules may be written from without touching the book's
+    triplets: none of its problems is in the first sample, so none is a triplet member."""
+    book = devsets.SECOND_OF[folder]
+    sample = sample_ids(folder)
+    first = set(sample_ids(book))
+    members = {t[k] for t in devsets.triplets(book) for k in ("anchor", "positive", "negative")}
+    assert len(set(sample)) == len(sample) and not set(sample) & first and not set(sample) & members
+    labels = labelled_sample(folder, sample)
     # The bank holds every sample's labels; leaving the book out leaves out the branches written from any.
     later = [f for f, of in devsets.SAMPLE_OF.items() if of == book]
     assert devsets.book_labels(book) == {**devsets.labels(book), **{i: c for f in later for i, c in devsets.labels(f).items()}}
@@ -89,17 +100,11 @@ def test_a_third_sample_lies_outside_the_books_earlier_samples_and_triplets(fold
     """A book's third sample (stop 34) is labelled for writing rules and training the learned extractor:
     none of its problems is in the first sample (so in no triplet) or in the second (the yardstick)."""
     book = devsets.THIRD_OF[folder]
-    sample = (devsets.HERE / folder / "sample.txt").read_text(encoding="utf-8").splitlines()
-    earlier = set()
-    for taken in (book, f"{book}-2"):
-        earlier |= set((devsets.HERE / taken / "sample.txt").read_text(encoding="utf-8").splitlines())
+    sample = sample_ids(folder)
+    earlier = set(sample_ids(book)) | set(sample_ids(f"{book}-2"))
     members = {t[k] for t in devsets.triplets(book) for k in ("anchor", "positive", "negative")}
     assert len(set(sample)) == len(sample) and not set(sample) & earlier and not set(sample) & members
-    labels, skipped = devsets.labels(folder), devsets.skipped(folder)
-    assert len(labels) >= 60
-    assert set(labels) | set(skipped) == set(sample) and not set(labels) & set(skipped)
-    assert all(concepts and set(concepts) <= SLUGS and len(set(concepts)) == len(concepts) for concepts in labels.values())
-    assert all(reason.strip() for reason in skipped.values())
+    labels = labelled_sample(folder, sample)
     assert {i: devsets.book_labels(book)[i] for i in labels} == labels
     assert devsets.origin(devsets.THIRD_SAMPLES[folder]) == devsets.BOOKS[book]
     assert devsets.collection_of(folder) == book
