@@ -462,11 +462,13 @@ def main(argv: list[str] | None = None) -> int:
     print(f"bank: {len(bank.texts)} problems; triplets: " + ", ".join(f"{b} {len(bank.triplets[b])}" for b in order))
     print(f"hybrid: {info['learned_concepts']} concepts learned, {info['added']} concepts added, {info['hybrid_seconds']} s")
     print("triplet members without concepts (dev books): " + ", ".join(f"{s} {n}" for s, n in no_concepts.items()))
+    what = {
+        **{name: " (TEST split: rules never written from it, so its 'rules' are 'unseen')" for name in devsets.TEST_SETS.values()},
+        **{name: " (second sample: fresh problems of the book, no rule written from them)" for name in devsets.SECOND_SAMPLES.values()},
+        **{name: " (third sample: tuning data, rules may be written from it)" for name in devsets.THIRD_SAMPLES.values()},
+    }
     for book in order:
-        split = (" (TEST split: rules never written from it, so its 'rules' are 'unseen')" if book in devsets.TEST_SETS.values()
-                 else " (second sample: fresh problems of the book, no rule written from them)" if book in devsets.SECOND_SAMPLES.values()
-                 else " (third sample: 21 branches of stop 34 written from its problems)" if book in devsets.THIRD_SAMPLES.values() else "")
-        print(f"\n{book} ({len(bank.triplets[book])} triplets){split}: accuracy % [95% bootstrap interval]")
+        print(f"\n{book} ({len(bank.triplets[book])} triplets){what.get(book, '')}: accuracy % [95% bootstrap interval]")
         print(f"  {'method':24} " + " ".join(f"{s:>18}" for s in (*SOURCES, "text")))
         for method in methods:
             cells = []

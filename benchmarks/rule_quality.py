@@ -69,6 +69,9 @@ from benchmarks import devsets  # noqa: E402
 from concepts import extraction  # noqa: E402  (pure)
 from problems.demo_course import DEMO_DIR, bank_files, demo_rule_branches, demo_rules  # noqa: E402  (pure)
 
+if TYPE_CHECKING:  # torch comes with it: imported where --learned needs it
+    from concepts import learned
+
 THEOREMQA = "theoremqa-probability-statistics"
 
 
@@ -311,6 +314,7 @@ def lobo_with_learned(concepts: list[str], config: "learned.LearnedConfig | None
     def truth_of(rows: list[int]) -> "np.ndarray":
         return concept_matrix([bank.labels[i] for i in rows], bank.slugs, np.float32)
 
+    config = config or learned.LearnedConfig()
     labelled = [i for i, lab in enumerate(bank.labels) if lab]
     regime = hits_of([unseen[b][i] for i, b in enumerate(bank.books)])
     out = {}
@@ -318,10 +322,10 @@ def lobo_with_learned(concepts: list[str], config: "learned.LearnedConfig | None
         found = unseen[name]
         rows = _labelled_rows(bank, name, folder, devsets.labels(folder))  # the first sample, as in the per-book table
         t = [set(bank.labels[i] or ()) for i in rows]
-        fit = learned.cross_fit(bank.texts, labelled, truth_of(labelled), hits_of(found), config or learned.LearnedConfig())
+        fit = learned.cross_fit(bank.texts, labelled, truth_of(labelled), hits_of(found), config)
         added = [found[i] | {bank.slugs[j] for j in fit.predicted[i]} for i in rows]
         others = [i for i in labelled if bank.books[i] != name]
-        blind = learned.cross_fit(bank.texts, others, truth_of(others), regime, config or learned.LearnedConfig())
+        blind = learned.cross_fit(bank.texts, others, truth_of(others), regime, config)
         blind_added = [found[i] | {bank.slugs[j] for j in blind.predicted[i]} for i in rows]
         out[name] = (
             extraction.evaluate([found[i] for i in rows], t, concepts),

@@ -254,11 +254,9 @@ def test_sample_py_draws_the_third_sample_again_over_every_chapter(folder: str) 
     from benchmarks.devsets.sample import third_sample
 
     book = devsets.THIRD_OF[folder]
-    sample = (devsets.HERE / folder / "sample.txt").read_text(encoding="utf-8").splitlines()
+    sample = sample_ids(folder)
     assert third_sample(book, devsets.shared_data_dir()) == sample
-    earlier = set()
-    for taken in (book, f"{book}-2"):
-        earlier |= set((devsets.HERE / taken / "sample.txt").read_text(encoding="utf-8").splitlines())
+    earlier = set(sample_ids(book)) | set(sample_ids(f"{book}-2"))
     chapter = {r["id"]: r["module"] for r in devsets.book_problems(folder)}
     # Every chapter with problems the earlier samples left is drawn from (OpenIntro's chapter 9 has none left).
     assert {chapter[i] for i in sample} == {c for i, c in chapter.items() if i not in earlier and i == i.strip()}
