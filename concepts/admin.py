@@ -1,6 +1,6 @@
 from django.contrib import admin
 
-from concepts.models import Concept, GroundTruthLabel
+from concepts.models import Concept, GroundTruthLabel, HeldOutProblem
 
 
 @admin.register(Concept)
@@ -16,3 +16,11 @@ class GroundTruthLabelAdmin(admin.ModelAdmin):
     list_select_related = ["problem", "concept", "created_by"]
     raw_id_fields = ["problem"]
     list_filter = ["concept__module"]
+
+
+@admin.register(HeldOutProblem)
+class HeldOutProblemAdmin(admin.ModelAdmin):
+    list_display = ["problem", "marked_by", "marked_at"]
+    list_select_related = ["problem", "marked_by"]
+    raw_id_fields = ["problem"]
+    list_filter = ["problem__collection"]

@@ -118,6 +118,7 @@ class ReportOutput(serializers.Serializer):
     source = serializers.CharField()
     status = serializers.CharField()
     collection = serializers.CharField()
+    held_out = serializers.BooleanField(help_text="measured on the problems held out from rule writing only")
     problems = serializers.IntegerField()
     average = serializers.SerializerMethodField()
     concepts = serializers.DictField()
@@ -341,6 +342,8 @@ class ReportInput(serializers.Serializer):
                                        help_text="only problems of this collection; blank for all")
     source = serializers.ChoiceField(choices=["rules", "hybrid"], default="rules", required=False,
                                      help_text="the rules (default), or the hybrid source (judged out of fold)")
+    held_out = serializers.BooleanField(default=False, required=False,
+                                        help_text="measure on the problems held out from rule writing only")
 
 
 @extend_schema(methods=["GET"], operation_id="reports_list", summary="The latest 50 extractor reports", responses={200: ReportOutput(many=True)})
@@ -358,7 +361,9 @@ def report_list_api(request: Request) -> Response:
         data = ReportInput(data=request.data)
         data.is_valid(raise_exception=True)
         collection = data.validated_data["collection"]
-        report = extractor_report_start(user=request.user, collection=collection, source=data.validated_data["source"])
+        report = extractor_report_start(
+            user=request.user, collection=collection, source=data.validated_data["source"], held_out=data.validated_data["held_out"]
+        )
         return Response(ReportOutput(report).data, status=status.HTTP_503_SERVICE_UNAVAILABLE if report.not_queued else status.HTTP_202_ACCEPTED)
     return Response(ReportOutput(ExtractorReport.objects.all()[:50], many=True).data)
 

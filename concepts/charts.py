@@ -61,7 +61,8 @@ def report_concepts_chart(report: Any, rows: Sequence[tuple[str, dict[str, Any]]
         figures.BarGroup(
             slug,
             [float(s.get("fn") or 0), float(s.get("fp") or 0)],
-            [reverse("concepts:report-drilldown", args=[report.pk, slug, kind]) for kind in ("fn", "fp")],
+            # A held-out report's problems are never listed (they measure the rules): bars without links.
+            ["" if report.held_out else reverse("concepts:report-drilldown", args=[report.pk, slug, kind]) for kind in ("fn", "fp")],
             label_href=f"{history}?concept={slug}#report-chart",
         )
         for slug, s in shown

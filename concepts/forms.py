@@ -73,6 +73,7 @@ class ReportForm(forms.Form):
         initial="rules",
         required=False,
     )
+    held_out = forms.BooleanField(required=False, label="Only the problems held out from rule writing")
 
 
 class NeuralExperimentForm(forms.Form):

@@ -35,6 +35,23 @@ class GroundTruthLabel(models.Model):
         return f"{self.problem_id}:{self.concept_id}"
 
 
+class HeldOutProblem(models.Model):
+    """A problem kept out of rule writing, so its labels measure the rules on text they were not written from.
+
+    Rules written from a book's labelled problems find most of those problems' concepts and far fewer
+    of the rest of the book's (README, "Rules on text nobody here wrote"). The rule editor, its
+    suggestions, the rules analysis and the report drill-downs treat a held-out problem as unlabelled;
+    its labelling page shows no extractor suggestions; `extractor_report --held-out` measures on these
+    problems alone, and the fallback's text share follows the recall measured on them."""
+
+    problem = models.OneToOneField("problems.Problem", on_delete=models.CASCADE, related_name="held_out")
+    marked_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    marked_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return f"held out: {self.problem_id}"
+
+
 class ConceptRule(models.Model):
     """The regex rule of one concept. Every change is kept as a ConceptRuleVersion."""
 
@@ -162,6 +179,7 @@ class ExtractorReport(BackgroundJob):
     fp_rate = models.FloatField(null=True, blank=True)
     fn_rate = models.FloatField(null=True, blank=True)
     concepts = models.JSONField(default=dict, help_text="slug -> {tp, fp, fn, tn, fp_rate, fn_rate}")
+    held_out = models.BooleanField(default=False, help_text="Measured on the problems held out from rule writing only.")
 
     def as_json(self) -> dict[str, object]:
         return {

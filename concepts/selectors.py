@@ -23,12 +23,27 @@ from concepts.models import (
     ExtractionRun,
     ExtractorReport,
     GroundTruthLabel,
+    HeldOutProblem,
 )
 from problems.models import Problem
 
 PREVIEW_SHOWN = 40  # matched problems rendered in the live panel; counts cover every problem
 MISSED_SHOWN = 25  # FN and FP problems rendered in the live panel, each; their counts cover all
 SUGGESTED_PHRASES = 25  # mined phrases listed under the suggested branches
+
+
+def rule_writing_labels() -> QuerySet[GroundTruthLabel]:
+    """The ground-truth labels rules may be written from: every label but those of the problems held
+    out from rule writing (HeldOutProblem), which only ever measure the rules."""
+    return GroundTruthLabel.objects.filter(problem__held_out__isnull=True)
+
+
+def held_out_ids(collection: str = "") -> set[int]:
+    """The problems held out from rule writing (of one collection)."""
+    qs = HeldOutProblem.objects.all()
+    if collection:
+        qs = qs.filter(problem__collection=collection)
+    return set(qs.values_list("problem_id", flat=True))
 
 
 def concept_get(slug: str) -> Concept:
@@ -62,7 +77,7 @@ class BankTexts:
     ids: list[int]
     texts: list[str]
     titles: list[str]
-    labelled: set[int]  # problems that have any ground-truth label
+    labelled: set[int]  # problems that have any ground-truth label, less the held-out ones (rule_writing_labels)
     key: str = ""  # changes whenever a problem or a label changes
     texts_key: str = ""  # changes whenever a problem changes (what the rules match depends on it alone)
 
@@ -74,8 +89,9 @@ def _bank_key(module_ids: list[int]) -> tuple[str, str]:
         qs = qs.filter(module_id__in=module_ids)
     state = qs.aggregate(n=Count("id"), last=Max("updated_at"), top=Max("id"))
     labels = GroundTruthLabel.objects.aggregate(n=Count("id"), top=Max("id"))
+    held_out = HeldOutProblem.objects.aggregate(n=Count("id"), top=Max("id"))
     texts = json.dumps([sorted(module_ids), state], default=str)
-    raw = json.dumps([texts, labels], default=str)
+    raw = json.dumps([texts, labels, held_out], default=str)
     return "bank-texts:" + hashlib.sha1(raw.encode()).hexdigest(), "bank-only-texts:" + hashlib.sha1(texts.encode()).hexdigest()
 
 
@@ -97,7 +113,7 @@ def bank_texts(module_ids: list[int] | None = None) -> BankTexts:
     if module_ids:
         qs = qs.filter(module_id__in=module_ids)
     rows = list(qs.values_list("id", "text", "title"))
-    labelled = set(GroundTruthLabel.objects.values_list("problem_id", flat=True).distinct())
+    labelled = set(rule_writing_labels().values_list("problem_id", flat=True).distinct())
     texts = BankTexts([r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows], labelled, key, texts_key)
     _BANK_MEMO[key] = texts
     while len(_BANK_MEMO) > _BANK_MEMO_SIZE:
@@ -202,7 +218,7 @@ def rule_preview(*, concept: Concept, pattern: str, ignore_case: bool, module_id
     except extraction.RuleTimeout as exc:
         result.error = f"the pattern took longer than {exc.seconds:g}s on one problem (catastrophic backtracking)"
         return result
-    truth = set(GroundTruthLabel.objects.filter(concept=concept).values_list("problem_id", flat=True))
+    truth = set(rule_writing_labels().filter(concept=concept).values_list("problem_id", flat=True))
     result.total, result.matched = len(bank.ids), len(found)
     if len(matches.branches) > 1:
         result.branches = _branch_stats(matches, bank, truth)
@@ -318,7 +334,7 @@ def rule_suggestions(*, concept: Concept, pattern: str, ignore_case: bool, modul
         except extraction.RuleTimeout as exc:
             result.error = f"the pattern took longer than {exc.seconds:g}s on one problem (catastrophic backtracking)"
             return result
-    truth = set(GroundTruthLabel.objects.filter(concept=concept).values_list("problem_id", flat=True))
+    truth = set(rule_writing_labels().filter(concept=concept).values_list("problem_id", flat=True))
     labels = [(pid in truth) if pid in bank.labelled else None for pid in bank.ids]
     mined = mining.mine(
         bank.texts, labels, matched, ignore_case=ignore_case, limit=SUGGESTED_PHRASES, hints=concept_hints(concept)
@@ -493,7 +509,7 @@ def rules_analysis(*, collection: str = "") -> RulesAnalysis:
     ids = [bank.ids[i] for i in chosen]
     titles = [bank.titles[i] for i in chosen]
     labels: dict[int, set[str]] = {}
-    for pid, slug in GroundTruthLabel.objects.values_list("problem_id", "concept__slug"):
+    for pid, slug in rule_writing_labels().values_list("problem_id", "concept__slug"):
         labels.setdefault(pid, set()).add(slug)
     truth = [labels.get(pid) for pid in ids]
     try:
@@ -556,13 +572,17 @@ def report_get(pk: int) -> ExtractorReport:
 
 
 def report_history(limit: int = 50, source: str = "rules") -> list[ExtractorReport]:
-    return list(ExtractorReport.objects.filter(status="done", source=source).order_by("-id")[:limit])[::-1]
+    # The held-out reports measure other problems: a line through both would jump between them.
+    return list(ExtractorReport.objects.filter(status="done", source=source, held_out=False).order_by("-id")[:limit])[::-1]
 
 
-def labelled_problems(collection: str = "") -> tuple[list[int], list[str], list[set[str]]]:
-    """Problems with ground-truth labels (of one collection): ids, texts and label sets."""
+def labelled_problems(collection: str = "", held_out: bool | None = None) -> tuple[list[int], list[str], list[set[str]]]:
+    """Problems with ground-truth labels (of one collection): ids, texts and label sets. ``held_out``:
+    True, only the problems held out from rule writing; False, only the others; None, every one."""
     labels: dict[int, set[str]] = {}
     qs = GroundTruthLabel.objects.all()
+    if held_out is not None:
+        qs = qs.filter(problem__held_out__isnull=not held_out)
     if collection:
         qs = qs.filter(problem__collection=collection)
     for pid, slug in qs.values_list("problem_id", "concept__slug"):
@@ -576,8 +596,8 @@ def report_problems(
     *, concept: Concept, kind: str, collection: str = "", source: str = "rules"
 ) -> list[tuple[Problem, list[tuple[int, int]]]]:
     """The FP or FN problems of one concept under the current rules (or the latest hybrid run), with
-    the rule's spans where the rule matched."""
-    ids, texts, truth = labelled_problems(collection)
+    the rule's spans where the rule matched; never a problem held out from rule writing."""
+    ids, texts, truth = labelled_problems(collection, held_out=False)
     rules = [rule for rule, _ in rules_enabled()]
     compiled = extraction.compile_rules(rules, budget=settings.RULE_FALLBACK_BUDGET_SECONDS)
     if source == "hybrid":
@@ -611,7 +631,11 @@ LABEL_QUEUES = {
     "rules": "Rules and labels disagree",
     "neural": "Neural extractor suggests or disagrees",
     "norule": "No rule matches",
+    "heldout": "Held out from rule writing",
 }
+# Queues made of what the extractors found: a problem held out from rule writing is never in them,
+# so nobody writing rules or labels is shown the extractors' view of it.
+_EXTRACTOR_QUEUES = ("rules", "neural", "norule")
 
 
 def _label_sets_by_problem(problem_ids: list[int] | None = None) -> dict[int, dict[int, set[str]]]:
@@ -632,6 +656,10 @@ def _label_queue(*, queue: str, user: Any, collection: str = "") -> QuerySet[Pro
     from concepts.models import LabelResolution, LabelSet
 
     problems = Problem.objects.filter(collection=collection) if collection else Problem.objects.all()
+    if queue in _EXTRACTOR_QUEUES:
+        problems = problems.filter(held_out__isnull=True)
+    if queue == "heldout":
+        return problems.filter(held_out__isnull=False)
     if queue == "mine":
         return problems.exclude(label_sets__annotator=user)
     if queue == "unlabelled":
@@ -685,6 +713,7 @@ class LabelPage:
     resolution: list[str] | None
     mine_version: int = 0  # versions the page sends back, so a stale save is refused (services.LabelsConflict)
     resolution_version: int = 0
+    held_out: HeldOutProblem | None = None  # kept out of rule writing: the page shows no extractor suggestions
 
     @property
     def agreed(self) -> list[str]:
@@ -726,12 +755,17 @@ def label_page(*, problem: Problem, user: Any, show_others: bool) -> LabelPage:
             others[label_set.annotator.get_username()] = slugs
     truth = sorted(GroundTruthLabel.objects.filter(problem=problem).values_list("concept__slug", flat=True))
     resolution = LabelResolution.objects.filter(problem=problem).first()
-    suggested = [s for s in extracted_for_problem(problem) if s not in mine]
+    held_out = HeldOutProblem.objects.select_related("marked_by").filter(problem=problem).first()
+    # A held-out problem is labelled the way LABELLING.md asks of every measured label: before seeing
+    # what any extractor finds in it.
+    suggested = [] if held_out else [s for s in extracted_for_problem(problem) if s not in mine]
+    neural = [] if held_out else [(slug, p) for slug, p in neural_for_problem(problem) if slug not in mine]
     return LabelPage(
+        held_out=held_out,
         mine=mine,
         truth=truth,
         suggestions=suggested,
-        neural=[(slug, p) for slug, p in neural_for_problem(problem) if slug not in mine],
+        neural=neural,
         others=others,
         resolution=sorted(resolution.concepts.values_list("slug", flat=True)) if resolution else None,
         mine_version=mine_version,

@@ -29,6 +29,7 @@ from concepts.models import (
     ExtractionSource,
     ExtractorReport,
     GroundTruthLabel,
+    HeldOutProblem,
     JobStatus,
     LabelResolution,
     LabelSet,
@@ -445,8 +446,10 @@ def extraction_run_wait(*, run: ExtractionRun, timeout: float | None = None) -> 
         time.sleep(0.5)
 
 
-def extractor_report_start(*, user: Any = None, collection: str = "", source: str = ExtractionSource.RULES) -> ExtractorReport:
-    report = ExtractorReport.objects.create(created_by=user, collection=collection, source=source)
+def extractor_report_start(
+    *, user: Any = None, collection: str = "", source: str = ExtractionSource.RULES, held_out: bool = False
+) -> ExtractorReport:
+    report = ExtractorReport.objects.create(created_by=user, collection=collection, source=source, held_out=held_out)
     job_enqueue(job=report, task=extractor_report_build_task)
     return report
 
@@ -463,7 +466,8 @@ def _hybrid_predictions(ids: list[int]) -> list[set[str]]:
 
 
 def extractor_report_compute(*, report_id: int, redelivered: bool = False) -> ExtractorReport | None:
-    """FP/FN of the current rules (or of the hybrid source) against ground-truth labels; saved on the report row."""
+    """FP/FN of the current rules (or of the hybrid source) against ground-truth labels (of the problems
+    held out from rule writing alone, for a ``held_out`` report); saved on the report row."""
     from concepts.selectors import labelled_problems, rules_enabled
 
     if not job_claim(model=ExtractorReport, job_id=report_id, redelivered=redelivered):
@@ -471,9 +475,14 @@ def extractor_report_compute(*, report_id: int, redelivered: bool = False) -> Ex
     report = ExtractorReport.objects.get(id=report_id)
     try:
         pairs = rules_enabled()
-        ids, texts, truth = labelled_problems(report.collection)
+        ids, texts, truth = labelled_problems(report.collection, held_out=True if report.held_out else None)
         if not ids:
             where = f" in collection {report.collection!r}" if report.collection else ""
+            if report.held_out:
+                raise extraction.RuleError(
+                    f"no problem{where} is both labelled and held out from rule writing: hold some out "
+                    "(the labelling page, or import_labels --held-out) and label them first"
+                )
             raise extraction.RuleError(f"no problem{where} has ground-truth labels: label some problems first")
         if report.source == ExtractionSource.HYBRID:
             predicted = _hybrid_predictions(ids)
@@ -583,6 +592,18 @@ def labels_set(*, problem: Problem, annotator: Any, concepts: list[Concept], bas
 
 
 @transaction.atomic
+def held_out_set(*, problem_ids: list[int], held_out: bool, user: Any = None) -> int:
+    """Hold problems out of rule writing, or return them to it; returns how many changed. Marking a
+    problem already held out keeps who marked it and when."""
+    if held_out:
+        known = set(HeldOutProblem.objects.filter(problem_id__in=problem_ids).values_list("problem_id", flat=True))
+        new = [HeldOutProblem(problem_id=pid, marked_by=user) for pid in sorted(set(problem_ids) - known)]
+        HeldOutProblem.objects.bulk_create(new)
+        return len(new)
+    return HeldOutProblem.objects.filter(problem_id__in=problem_ids).delete()[0]
+
+
+@transaction.atomic
 def labels_resolve(*, problem: Problem, concepts: list[Concept], user: Any, base_version: int | None = None) -> LabelResolution:
     """The head TA decides a problem's ground truth.
 
@@ -649,9 +670,12 @@ def labels_parse(*, data: bytes, collection: str) -> tuple[list[LabelRecord], li
 
 
 @transaction.atomic
-def labels_import(*, records: list[LabelRecord], annotator: Any = None) -> int:
-    """Write imported labels: as `annotator`'s label sets if given, else straight into the ground truth."""
+def labels_import(*, records: list[LabelRecord], annotator: Any = None, held_out: bool = False) -> int:
+    """Write imported labels: as `annotator`'s label sets if given, else straight into the ground truth;
+    ``held_out`` also holds every imported problem out of rule writing."""
     problems = Problem.objects.in_bulk([r.problem_id for r in records])
+    if held_out:
+        held_out_set(problem_ids=list(problems), held_out=True, user=annotator)
     concepts = Concept.objects.in_bulk([cid for r in records for cid in r.concept_ids])
     for record in records:
         problem = problems[record.problem_id]

@@ -323,7 +323,8 @@ def reports(request: HttpRequest) -> HttpResponse:
         if not request.user.has_perm("concepts.add_extractorreport"):
             raise Http404
         report = extractor_report_start(
-            user=request.user, collection=form.cleaned_data["collection"], source=form.cleaned_data["source"] or "rules"
+            user=request.user, collection=form.cleaned_data["collection"], source=form.cleaned_data["source"] or "rules",
+            held_out=form.cleaned_data["held_out"],
         )
         return redirect("concepts:report", pk=report.pk)
     from concepts.models import ExtractorReport
@@ -368,6 +369,10 @@ def report_drilldown(request: HttpRequest, pk: int, slug: str, kind: str) -> Htt
         raise Http404
     report = report_get(pk)
     concept = concept_get(slug)
+    if report.held_out:
+        # Listing them would show the very problems kept aside to measure the rules to whoever writes them.
+        messages.info(request, "A held-out report lists no problems: they measure the rules and are never shown to write them.")
+        return redirect("concepts:report", pk=report.pk)
     error = ""
     try:
         problems = report_problems(concept=concept, kind=kind, collection=report.collection, source=report.source)
@@ -512,6 +517,22 @@ def label_problem(request: HttpRequest, pk: int) -> HttpResponse:
         },
         status=409 if conflict else 200,
     )
+
+
+@permission_required("concepts.resolve_labels")
+@require_POST
+def label_held_out(request: HttpRequest, pk: int) -> HttpResponse:
+    """Hold a problem out of rule writing, or return it (a head TA's call), then back to its labelling
+    page, which then shows (or no longer shows) the extractors' suggestions."""
+    from concepts.services import held_out_set
+    from problems.selectors import problem_get_for_user
+
+    problem = problem_get_for_user(request.user, pk)
+    hold = request.POST.get("held_out") == "1"
+    held_out_set(problem_ids=[problem.pk], held_out=hold, user=request.user)
+    queue, collection = _label_scope(request)
+    messages.success(request, "Held out from rule writing." if hold else "Returned to rule writing.")
+    return redirect(_label_url(pk, queue, collection))
 
 
 @permission_required("concepts.view_labelset")

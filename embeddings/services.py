@@ -215,6 +215,11 @@ def _state_fingerprint(method: str, source: str, params: dict[str, Any]) -> tupl
         from concepts.models import SelectedWord
 
         source_state = SelectedWord.objects.aggregate(n=Count("id"), top=Max("id"))
+    if kind != "text" and source in (ConceptSource.RULES, ConceptSource.HYBRID):
+        # Which problems are held out from rule writing decides where the source's recall is measured.
+        from concepts.models import HeldOutProblem
+
+        source_state = [source_state, HeldOutProblem.objects.aggregate(n=Count("id"), top=Max("id"))]
     raw = json.dumps([ALGORITHMS_VERSION, method, source, sorted(params.items()), problems_state, source_state, glove], default=str)
     return hashlib.sha256(raw.encode()).hexdigest(), extraction
 
@@ -322,15 +327,17 @@ def concept_recall_by_collection(
 ) -> tuple[np.ndarray, dict[str, dict[str, Any]]]:
     """The concept source's recall on the ground-truth labels, per collection of the bank
     (`fallback.recall_by_collection`; ``row``: problem id -> its row). A hybrid source's learned
-    concepts on labelled problems are out of fold, so its recall is honest too."""
-    from concepts.models import GroundTruthLabel
+    concepts on labelled problems are out of fold, so its recall is honest too. Where a collection has
+    enough labelled problems held out from rule writing, the recall is measured on them alone."""
+    from concepts.models import GroundTruthLabel, HeldOutProblem
     from embeddings.algorithms.fallback import recall_by_collection
 
     truth: dict[int, set[int]] = {}
     for pid, slug in GroundTruthLabel.objects.values_list("problem_id", "concept__slug"):
         if pid in row and slug in index:
             truth.setdefault(row[pid], set()).add(index[slug])
-    return recall_by_collection(collections, concept_sets, truth)
+    held_out = {row[pid] for pid in HeldOutProblem.objects.values_list("problem_id", flat=True) if pid in row}
+    return recall_by_collection(collections, concept_sets, truth, held_out=held_out)
 
 
 TEXT_VECTOR_MODEL = "all-MiniLM-L6-v2"

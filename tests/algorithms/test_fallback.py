@@ -254,8 +254,27 @@ def test_recall_is_measured_per_collection_on_its_labelled_problems_only() -> No
     sets = [[0, 1], [0], [], [1], [0, 1], [0]]
     truth = {0: {0, 1}, 1: {0, 1}, 3: {0, 1}, 4: {0, 1}}  # row 2 and "c" are unlabelled
     recall, summary = fallback.recall_by_collection(collections, sets, truth, min_labelled=2)
-    assert summary == {"a": {"labelled": 2, "recall": 0.75}, "b": {"labelled": 2, "recall": 0.75}}
+    labelled = {"labelled": 2, "held_out": 0, "measured_on": "labelled", "recall": 0.75}
+    assert summary == {"a": labelled, "b": labelled}
     assert np.allclose(recall[:5], 0.75) and np.isnan(recall[5])
     # Under the minimum a collection's recall is not used: nothing is known.
     recall, summary = fallback.recall_by_collection(collections, sets, truth, min_labelled=3)
-    assert summary["a"] == {"labelled": 2, "recall": None} and np.isnan(recall).all()
+    assert summary["a"] == {"labelled": 2, "held_out": 0, "measured_on": "labelled", "recall": None} and np.isnan(recall).all()
+
+
+def test_a_collection_with_enough_held_out_problems_measures_its_recall_on_them_alone() -> None:
+    """Rules find every concept of the problems they were written from (rows 0-2) and one in four of
+    the held-out ones' (rows 3-4): with two held out the recall of "a" is theirs, 0.25, for every
+    row of "a"; with one (under the minimum) it is measured on every labelled problem as before."""
+    collections = ["a"] * 6 + ["b"]
+    sets = [[0, 1], [0, 1], [0, 1], [0], [], [], [0]]
+    truth = {i: {0, 1} for i in range(5)} | {6: {0}}
+    recall, summary = fallback.recall_by_collection(collections, sets, truth, min_labelled=2, held_out={3, 4})
+    assert summary["a"] == {"labelled": 5, "held_out": 2, "measured_on": "held-out", "recall": 0.25}
+    assert np.allclose(recall[:6], 0.25)
+    recall, summary = fallback.recall_by_collection(collections, sets, truth, min_labelled=2, held_out={3})
+    assert summary["a"] == {"labelled": 5, "held_out": 1, "measured_on": "labelled", "recall": 0.7}
+    assert np.allclose(recall[:6], 0.7)
+    # A held-out row outside the labels counts for nothing; "b" has too few labels either way.
+    assert fallback.recall_by_collection(collections, sets, truth, min_labelled=2, held_out={3, 4, 5})[1]["a"]["held_out"] == 2
+    assert summary["b"]["recall"] is None and np.isnan(recall[6])

@@ -271,8 +271,8 @@ def test_a_collection_whose_rules_miss_labelled_concepts_leans_on_the_text(
     run = rebuild(source="rules")
     assert run.status == "done"
     assert run.notes["concept_recall"] == {
-        "new-book": {"labelled": 10, "recall": 0.5, "text_weight": 0.5},
-        "tuned": {"labelled": 10, "recall": 1.0, "text_weight": 0.1},
+        "new-book": {"labelled": 10, "held_out": 0, "measured_on": "labelled", "recall": 0.5, "text_weight": 0.5},
+        "tuned": {"labelled": 10, "held_out": 0, "measured_on": "labelled", "recall": 1.0, "text_weight": 0.1},
     }
     assert run.notes["text_weight_raised"] == {"problems": 10, "max": 0.5}
     # The stored rows: the text part (after the 50 concept dimensions) carries 0.5 of the new book's
@@ -285,11 +285,42 @@ def test_a_collection_whose_rules_miss_labelled_concepts_leans_on_the_text(
     client.force_login(alice)
     page = client.get(reverse("embeddings:lab-run", args=[run.pk])).content.decode()
     table = page[page.index('id="concept-recall"'):page.index("</table>", page.index('id="concept-recall"'))]
-    assert "<td>new-book</td><td class=\"num\">10</td><td class=\"num\">50.0%</td><td class=\"num\">0.50</td>" in table
-    assert "<td>tuned</td><td class=\"num\">10</td><td class=\"num\">100.0%</td><td class=\"num\">0.10</td>" in table
+    assert "<td>new-book</td><td class=\"num\">10</td><td class=\"num\">0</td><td>labelled</td><td class=\"num\">50.0%</td><td class=\"num\">0.50</td>" in table
+    assert "<td>tuned</td><td class=\"num\">10</td><td class=\"num\">0</td><td>labelled</td><td class=\"num\">100.0%</td><td class=\"num\">0.10</td>" in table
     # The labels source is always at the plain weight, and says nothing about recall.
     labels_run = rebuild(source="labels")
     assert "concept_recall" not in labels_run.notes and "text_weight_raised" not in labels_run.notes
     # One more label changes the rules run's inputs.
     GroundTruthLabel.objects.create(problem=Problem.objects.get(collection="unlabelled"), concept=Concept.objects.get(slug="nchoosek"))
     assert embedding_run_start(method="prob2vec", source="rules").id != run.id
+
+
+def test_a_collection_with_held_out_problems_takes_its_text_share_from_their_recall(
+    problem_factory: Any, concept_factory: Any, hana: Any
+) -> None:
+    """The rules were written from ten labelled problems of the book (they say "arrange") and find all
+    their concepts; ten more, held out from rule writing, say "order", and the rules find half of
+    theirs. Measured on every label the book's recall is 0.75 (text share 0.25); held out, the recall
+    is the held-out problems' 0.5, the share of every problem of the book (unlabelled ones too) 0.5.
+    Holding problems out is an input of the rules run: it makes a new run."""
+    from concepts.models import Concept
+    from concepts.services import held_out_set, rule_save
+
+    concept_factory("nchoosek")
+    concept_factory("permutations")
+    written_from = [problem_factory(f"book {i}: choose and arrange {i} items", collection="book", labels=["nchoosek", "permutations"]) for i in range(10)]
+    fresh = [problem_factory(f"book {i}: choose and order {i} items", collection="book", labels=["nchoosek", "permutations"]) for i in range(10, 20)]
+    problem_factory("book: choose some, unlabelled", collection="book")
+    rule_save(concept=Concept.objects.get(slug="nchoosek"), pattern=r"\bchoose\b", user=hana)
+    rule_save(concept=Concept.objects.get(slug="permutations"), pattern=r"\barrange\b", user=hana)
+    call_command("extract_concepts", stdout=io.StringIO())
+    before = rebuild(source="rules")
+    assert before.notes["concept_recall"]["book"] == {"labelled": 20, "held_out": 0, "measured_on": "labelled", "recall": 0.75, "text_weight": 0.25}
+    held_out_set(problem_ids=[p.pk for p in fresh], held_out=True, user=hana)
+    run = rebuild(source="rules")
+    assert run.id != before.id
+    assert run.notes["concept_recall"]["book"] == {"labelled": 20, "held_out": 10, "measured_on": "held-out", "recall": 0.5, "text_weight": 0.5}
+    ids, vectors = run_arrays(run)
+    shares = {round(float(np.linalg.norm(v[50:].astype(np.float64)) ** 2), 4) for v in vectors}
+    assert shares == {0.5}, "every problem of the book, written from, held out or unlabelled, takes the held-out share"
+    assert written_from[0].pk in {int(i) for i in ids}

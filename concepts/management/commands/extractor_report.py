@@ -16,10 +16,12 @@ class Command(BaseCommand):
         parser.add_argument("--collection", default="", help="only problems of this collection")
         parser.add_argument("--source", default="rules", choices=["rules", "hybrid"],
                             help="the rules (default), or the hybrid source: rules + the extractor learned from labels (cross-validated)")
+        parser.add_argument("--held-out", action="store_true",
+                            help="measure on the problems held out from rule writing alone (the rules' figure on text they were not written from)")
         parser.add_argument("--json", action="store_true", help="print the report as JSON")
 
     def handle(self, *args: Any, **options: Any) -> None:
-        report = ExtractorReport.objects.create(collection=options["collection"], source=options["source"])
+        report = ExtractorReport.objects.create(collection=options["collection"], source=options["source"], held_out=options["held_out"])
         report = extractor_report_compute(report_id=report.id) or report
         if report.status == JobStatus.FAILED:
             raise CommandError(report.error)
@@ -27,7 +29,8 @@ class Command(BaseCommand):
             self.stdout.write(json.dumps(report.as_json(), indent=2, sort_keys=True))
             return
         pct = lambda v: "—" if v is None else f"{v * 100:.2f}%"  # noqa: E731
-        self.stdout.write(f"{report.problems} labelled problems, {len(report.concepts)} rules, source {report.source}")
+        which = "labelled problems held out from rule writing" if report.held_out else "labelled problems"
+        self.stdout.write(f"{report.problems} {which}, {len(report.concepts)} rules, source {report.source}")
         self.stdout.write(f"average FP rate {pct(report.fp_rate)}, average FN rate {pct(report.fn_rate)}")
         self.stdout.write(f"{'concept':32} {'tp':>4} {'fp':>4} {'fn':>4} {'tn':>5} {'fp rate':>8} {'fn rate':>8}")
         for slug, s in sorted(report.concepts.items()):

@@ -22,6 +22,10 @@ class Command(BaseCommand):
         parser.add_argument(
             "--annotator", help="username: store the labels as this annotator's label sets (default: as ground truth)"
         )
+        parser.add_argument(
+            "--held-out", action="store_true",
+            help="also hold every problem of the file out of rule writing: its labels measure the rules, never tune them",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         path = Path(options["file"])
@@ -33,6 +37,7 @@ class Command(BaseCommand):
                 raise CommandError(f"no user {options['annotator']!r}")
         records, errors = labels_parse(data=data, collection=options["collection"])
         refuse_bad_lines(self, path, errors)
-        count = labels_import(records=records, annotator=annotator)
+        count = labels_import(records=records, annotator=annotator, held_out=options["held_out"])
         target = f"label sets of {annotator.get_username()}" if annotator else "ground truth"
-        self.stdout.write(f"{count} problems labelled ({target})")
+        held = ", held out from rule writing" if options["held_out"] else ""
+        self.stdout.write(f"{count} problems labelled ({target}{held})")
