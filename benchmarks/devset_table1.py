@@ -98,6 +98,7 @@ class Bank:
     labels: list[list[str] | None] = field(default_factory=list)
     triplets: dict[str, np.ndarray] = field(default_factory=dict)  # book -> (m, 3) row indices
     slugs: list[str] = field(default_factory=list)
+    held_out: set[int] = field(default_factory=set)  # rows held out from rule writing: the books' second samples
 
     def sets(self, found: list[set[str]] | list[list[str] | None]) -> list[list[int]]:
         col = {s: j for j, s in enumerate(self.slugs)}
@@ -127,7 +128,11 @@ def load_bank(test_splits: bool = False, genre_dev: bool = False) -> Bank:
         # the same collection, tuned on): the bank's labels, which the labels and hybrid sources use.
         # A genre dev sample's collection carries its own labels only. A book carries its second samples'.
         truth = {**(devsets.labels(dev_of[book]) if book in dev_of else {}), **devsets.book_labels(book)}
+        # As a course would mark them (import_labels --held-out): the second sample was never written from.
+        held_out = {i for folder, of in devsets.SECOND_OF.items() if of == book for i in devsets.labels(folder)}
         for r in devsets.book_problems(book):
+            if r["id"] in held_out:
+                bank.held_out.add(len(bank.texts))
             keys[(name, r["id"])] = len(bank.texts)
             bank.texts.append(r["text"])
             bank.books.append(name)
@@ -183,11 +188,12 @@ def source_sets(
 
 
 def concept_recall(bank: Bank, concept_sets: list[list[int]]) -> np.ndarray:
-    """Per problem, the source's recall on the labelled problems of its book, as the app measures it per
-    collection for a rules or hybrid run (embeddings.services.concept_recall_by_collection)."""
+    """Per problem, the source's recall on the labelled problems of its book (on its held-out ones, the
+    second sample, where the book has one), as the app measures it per collection for a rules or
+    hybrid run (embeddings.services.concept_recall_by_collection)."""
     labels = bank.sets(bank.labels)
     truth = {i: set(labels[i]) for i, lab in enumerate(bank.labels) if lab}
-    return recall_by_collection(bank.books, concept_sets, truth)[0]
+    return recall_by_collection(bank.books, concept_sets, truth, held_out=bank.held_out)[0]
 
 
 def bank_data(bank: Bank, sets: dict[str, list[list[int]]], source: str, text: np.ndarray) -> BankData:
@@ -417,6 +423,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--thresholds-alone", action="store_true",
                         help="the hybrid source's learned thresholds chosen for the model alone, not against the rules (not the product's choice)")
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--no-held-out", action="store_true",
+                        help="measure each book's recall on every label, as before stop 35, not on its held-out second sample")
     parser.add_argument("--fallback-text", choices=("lsa", "minilm"), default=METHODS["prob2vec"].defaults["fallback_text"],
                         help="the text vectors of the concept methods' fallback (default: the shipped default)")
     parser.add_argument("--seeds", type=int, default=0, metavar="N",
@@ -439,6 +447,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"skipped: {devsets.missing_reason(collections=devsets.TEST_SETS)}")
         return 0
     bank = load_bank(test_splits=args.test_splits, genre_dev=args.genre_dev)
+    if args.no_held_out:
+        bank.held_out.clear()
     order = [*BOOK_ORDER, *(n for n in (*devsets.THIRD_SAMPLES.values(), *devsets.SECOND_SAMPLES.values()) if n in bank.triplets),
              *(devsets.TEST_SETS.values() if args.test_splits else ()), *(devsets.GENRE_DEV.values() if args.genre_dev else ())]
     sets, info = source_sets(bank, learned_config=learned.LearnedConfig(thresholds_against_rules=not args.thresholds_alone))
@@ -458,7 +468,7 @@ def main(argv: list[str] | None = None) -> int:
                           "results": results, "cv": cv, "fallback_text": compared, "seeds": spread}, indent=1, default=str))
         return 0
     no_concepts = {s: sum(1 for b in BOOK_ORDER[:3] for row in bank.triplets[b] for i in row if not sets[s][i]) for s in SOURCES}
-    print(f"fallback text: {args.fallback_text}")
+    print(f"fallback text: {args.fallback_text}; recall measured on " + ("every label" if not bank.held_out else f"the {len(bank.held_out)} held-out problems (second samples)"))
     print(f"bank: {len(bank.texts)} problems; triplets: " + ", ".join(f"{b} {len(bank.triplets[b])}" for b in order))
     print(f"hybrid: {info['learned_concepts']} concepts learned, {info['added']} concepts added, {info['hybrid_seconds']} s")
     print("triplet members without concepts (dev books): " + ", ".join(f"{s} {n}" for s, n in no_concepts.items()))

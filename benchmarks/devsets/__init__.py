@@ -136,9 +136,15 @@ def overlap(book: str, annotator: str) -> dict[str, list[str] | None]:
 
 def write_import_files(book: str, folder: Path, shared: Path | None = None, problems: str = "all") -> dict[str, Path]:
     """Write ``problems.jsonl`` (module = chapter), ``labels.jsonl`` and ``triplets.jsonl`` for the
-    import commands into ``folder``; ``problems="labelled"`` keeps only the labelled problems."""
+    import commands into ``folder``; ``problems="labelled"`` keeps only the labelled problems and the
+    first sample's labels. With every problem, the labels are those rules were written from (the first
+    and third samples'); where the book has a second sample (never written from), also
+    ``held_out_labels`` and ``held_out_triplets``: what a course imports with ``import_labels
+    --held-out`` and scores with ``evaluate_triplets --triplets``."""
     folder.mkdir(parents=True, exist_ok=True)
-    truth = labels(book)
+    second = next((f for f, of in SECOND_OF.items() if of == book), None)
+    held_out = labels(second) if second is not None else {}
+    truth = labels(book) if problems == "labelled" else {i: c for i, c in book_labels(book).items() if i not in held_out}
     records = [r for r in book_problems(book, shared) if problems == "all" or r["id"] in truth]
     paths = {"problems": folder / f"{book}.jsonl", "labels": folder / f"{book}-labels.jsonl", "triplets": folder / f"{book}-triplets.jsonl"}
     keys = ("id", "text", "module", "level", "answer", "solution", "source")
@@ -147,4 +153,11 @@ def write_import_files(book: str, folder: Path, shared: Path | None = None, prob
     paths["triplets"].write_text(
         "".join(json.dumps({k: t[k] for k in ("anchor", "positive", "negative")}) + "\n" for t in triplets(book)), encoding="utf-8"
     )
+    if second is not None and problems == "all":
+        paths["held_out_labels"] = folder / f"{second}-labels.jsonl"
+        paths["held_out_labels"].write_text("".join(json.dumps({"id": i, "concepts": c}) + "\n" for i, c in held_out.items()), encoding="utf-8")
+        paths["held_out_triplets"] = folder / f"{second}-triplets.jsonl"
+        paths["held_out_triplets"].write_text(
+            "".join(json.dumps({k: t[k] for k in ("anchor", "positive", "negative")}) + "\n" for t in triplets(second)), encoding="utf-8"
+        )
     return paths

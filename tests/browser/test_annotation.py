@@ -69,6 +69,40 @@ def test_a_ta_labels_a_new_book_where_no_rule_matches_and_keeps_to_that_book(
     assert found.pk not in (first.pk, second.pk)
 
 
+def test_a_head_ta_holds_a_problem_out_and_the_rule_editor_no_longer_counts_it(
+    page: Any, live_server: Any, login: Any, hana: Any, problem_factory: Any, concept_factory: Any
+) -> None:
+    """The head TA holds a labelled problem out on its labelling page: the rules' suggestion leaves the
+    page, the problem joins the "Held out from rule writing" queue, and the rule editor's live panel
+    stops listing it as a miss."""
+    from concepts.models import ExtractedConcept, ExtractionRun
+    from concepts.services import rule_save
+
+    nchoosek = concept_factory("nchoosek")
+    concept_factory("equally-likely-outcomes")
+    rule_save(concept=nchoosek, pattern=r"\\binom", user=hana)
+    missed = problem_factory("Select a committee of 3 from 10.", title="Committee", labels=["nchoosek"])
+    run = ExtractionRun.objects.create(status="done", fingerprint="x")
+    ExtractedConcept.objects.create(run=run, problem=missed, concept=concept_factory("equally-likely-outcomes"))
+    login("hana")
+    page.goto(f"{live_server.url}/concepts/nchoosek/rule/")
+    page.wait_for_selector("#preview-missed")
+    assert "Missed (FN): 1" in page.locator("#preview-missed summary").inner_text()
+    assert "Committee" in page.locator("#preview-missed").inner_text()
+    page.goto(f"{live_server.url}/concepts/label/{missed.pk}/?queue=mine")
+    assert page.locator('#suggestions li.suggestion[data-slug="equally-likely-outcomes"]').count() == 1
+    page.click("#held-out-toggle")
+    page.wait_for_url(f"**/concepts/label/{missed.pk}/?queue=mine")
+    assert "held out from rule writing" in page.locator("#held-out").inner_text()
+    assert page.locator("#suggestions").count() == 0  # labelled without seeing what the extractors find
+    page.goto(f"{live_server.url}/concepts/label/")
+    assert page.locator("#queue-heldout").inner_text() == "1"
+    page.goto(f"{live_server.url}/concepts/nchoosek/rule/")
+    page.wait_for_selector("#preview-missed", state="attached")
+    assert "Missed (FN): 0" in page.locator("#preview-missed summary").inner_text()
+    assert "Committee" not in page.locator("#preview-missed").inner_text()
+
+
 def test_a_ta_votes_on_a_triplet_and_the_head_ta_accepts_it(
     browser: Any, page: Any, live_server: Any, login: Any, alice: Any, bob: Any, hana: Any, problem_factory: Any
 ) -> None:
