@@ -599,6 +599,58 @@ def test_devset_table1_measures_each_books_recall_as_the_app_does_per_collection
     recall = bank_data(bank, sets, "rules", text).concept_recall
     books = np.array(bank.books)
     assert np.all(recall[books == "tuned"] == 1.0) and np.all(recall[books == "new"] == 0.5) and np.isnan(recall[books == "few"]).all()
+    # The book's held-out problems (its second sample, in load_bank), where enough: their recall alone.
+    tuned_rows = [i for i, b in enumerate(bank.books) if b == "tuned"]
+    bank.texts += [f"tuned fresh {i}" for i in range(n)]
+    bank.books += ["tuned"] * n
+    bank.labels += [["a", "b"]] * n
+    rules += [[] for _ in range(n)]
+    bank.held_out = set(range(len(bank.texts) - n, len(bank.texts)))
+    text = np.eye(len(bank.texts))
+    recall = bank_data(bank, {"labels": bank.sets(bank.labels), "rules": rules}, "rules", text).concept_recall
+    assert np.all(recall[tuned_rows] == 0.0) and np.all(recall[sorted(bank.held_out)] == 0.0)
+
+
+@needs_books
+def test_the_table1_bank_holds_out_each_books_second_sample() -> None:
+    from benchmarks.devset_table1 import load_bank
+
+    bank = load_bank()
+    assert len(bank.held_out) == sum(len(devsets.labels(folder)) for folder in devsets.SECOND_SAMPLES)
+    assert all(bank.labels[i] for i in bank.held_out)
+    held_out_books = {bank.books[i] for i in bank.held_out}
+    assert held_out_books == {devsets.BOOKS[of] for of in devsets.SECOND_OF.values()}
+
+
+@needs_books
+@pytest.mark.slow
+@pytest.mark.django_db
+def test_a_book_with_its_held_out_sample_through_the_apps_commands_gives_the_benchmarks_figures(tmp_path: Path) -> None:
+    """What a course does (devset_pipeline.py): import the book, the labels rules were written from,
+    and the second sample's with import_labels --held-out. extractor_report --held-out then prints
+    exactly rule_quality.py's second-sample FN/FP, and the rule editor's analysis counts only the
+    labels rules may be written from."""
+    from benchmarks.rule_quality import compiled_rules, dev_book, load_concepts, measure
+    from concepts.selectors import held_out_ids, rules_analysis
+
+    book, folder = "openintro-statistics-4e", "openintro-statistics-4e-2"
+    paths = devsets.write_import_files(book, tmp_path)
+    call_command("load_demo", "--no-users", stdout=io.StringIO())
+    for args in (["import_problems", str(paths["problems"])], ["import_labels", str(paths["labels"])],
+                 ["import_labels", str(paths["held_out_labels"]), "--held-out"]):
+        call_command(*args, "--collection", book, stdout=io.StringIO())
+    assert len(held_out_ids(book)) == len(devsets.labels(folder))
+    out = io.StringIO()
+    call_command("extractor_report", "--collection", book, "--held-out", "--json", stdout=out)
+    report = json.loads(out.getvalue())
+    _, texts, truth = dev_book(folder)
+    expected = measure(texts, truth, load_concepts(), compiled_rules())
+    assert report["problems"] == len(devsets.labels(folder))
+    assert report["average"]["fn_rate"] == pytest.approx(expected["fn_rate"], abs=1e-9)
+    assert report["average"]["fp_rate"] == pytest.approx(expected["fp_rate"], abs=1e-9)
+    assert rules_analysis(collection=book).analysis.labelled == len(devsets.book_labels(book)) - len(devsets.labels(folder))
+    lines = [json.loads(x) for x in paths["held_out_triplets"].read_text().splitlines()]
+    assert lines == [{k: t[k] for k in ("anchor", "positive", "negative")} for t in devsets.triplets(folder)]
 
 
 def test_rule_quality_reports_micro_recall_and_precision_over_all_labelled_concepts() -> None:
