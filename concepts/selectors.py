@@ -379,12 +379,14 @@ class RulesAnalysis:
     lines: list[rule_analysis.LineFigures] = field(default_factory=list)  # every line of every RE2 rule, on the labelled
     texts: list[str] = field(default_factory=list, repr=False)  # each analysed problem's text
     ignore_case: dict[str, bool] = field(default_factory=dict)  # per rule, as matched
+    held_out: frozenset[int] = frozenset()  # problems held out from rule writing: counted, never listed
     _in_context: dict[tuple[str, int], list[tuple[int, str, rule_analysis.Snippet | None]]] = field(default_factory=dict, repr=False)
     _position: dict[int, int] = field(default_factory=dict, repr=False)  # problem id -> index, built when first needed
 
     @property
     def no_concept_ids(self) -> list[int]:
-        return [self.ids[i] for i in self.analysis.no_concept]
+        """The problems no rule matches, to label and write rules from: never a held-out one."""
+        return [self.ids[i] for i in self.analysis.no_concept if self.ids[i] not in self.held_out]
 
     @property
     def lines_to_look_at(self) -> list[rule_analysis.LineFigures]:
@@ -536,7 +538,7 @@ def rules_analysis(*, collection: str = "") -> RulesAnalysis:
     lines = _rule_lines(bank, matches, truth_in_bank, set(chosen) if collection else None)
     result = RulesAnalysis(
         analysis, ids, titles, collection, lines=lines, texts=[bank.texts[i] for i in chosen],
-        ignore_case={rule.slug: rule.ignore_case for rule in matches.rules},
+        ignore_case={rule.slug: rule.ignore_case for rule in matches.rules}, held_out=frozenset(held_out_ids(collection)),
     )
     _ANALYSIS_MEMO[key] = result
     while len(_ANALYSIS_MEMO) > _ANALYSIS_MEMO_SIZE:

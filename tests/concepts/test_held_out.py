@@ -59,7 +59,9 @@ def test_the_rule_editor_treats_held_out_problems_as_unlabelled(bank: dict[str, 
     # Mining phrases for the rule sees one positive ("seen") and no miss to recover.
     suggestions = selectors.rule_suggestions(concept=nchoosek, pattern=r"\bchoose\b", ignore_case=True)
     assert (suggestions.positives, suggestions.missed) == (1, 0)
-    analysis = selectors.rules_analysis().analysis
+    result = selectors.rules_analysis()
+    assert bank["fresh"].pk not in result.no_concept_ids  # no rule matches it, and it is not listed to write one from
+    analysis = result.analysis
     assert analysis.labelled == 1
     assert [(r.slug, r.tp, r.fp, r.fn) for r in analysis.rules] == [("nchoosek", 1, 0, 0)]
     # The report's drill-down lists no held-out problem either.
