@@ -76,6 +76,13 @@ class ReportForm(forms.Form):
     held_out = forms.BooleanField(required=False, label="Only the problems held out from rule writing")
 
 
+class HoldOutForm(forms.Form):
+    """Hold out a random draw of a collection's unlabelled problems (services.held_out_draw)."""
+
+    collection = forms.CharField(max_length=100)
+    count = forms.IntegerField(min_value=1, max_value=1000, initial=60)
+
+
 class NeuralExperimentForm(forms.Form):
     """Start an experiment; concept choices are the concepts that have expert labels (with their counts)."""
 

@@ -603,6 +603,37 @@ def held_out_set(*, problem_ids: list[int], held_out: bool, user: Any = None) ->
     return HeldOutProblem.objects.filter(problem_id__in=problem_ids).delete()[0]
 
 
+class HeldOutRejected(ValueError):
+    """A draw of held-out problems that cannot be made (no such collection, nothing left to draw)."""
+
+
+@transaction.atomic
+def held_out_draw(*, collection: str, count: int, seed: int = 0, user: Any = None) -> dict[str, int]:
+    """Hold out ``count`` problems of a collection drawn at random over its modules (in proportion to
+    their size; concepts.sampling), among those nobody has labelled yet, so they are labelled blind
+    (their labelling pages show no suggestions). Returns how many were held out per module, in
+    module order. Raises HeldOutRejected saying why nothing was drawn."""
+    from concepts.sampling import stratified_sample
+
+    if count < 1:
+        raise HeldOutRejected("hold out at least one problem")
+    problems = Problem.objects.filter(collection=collection)
+    if not problems.exists():
+        raise HeldOutRejected(f"no collection {collection!r}")
+    free = problems.filter(ground_truth_labels__isnull=True, label_sets__isnull=True, held_out__isnull=True).distinct()
+    groups: dict[str, list[int]] = {}
+    for pid, module in free.values_list("id", "module__name"):
+        groups.setdefault(module or "no module", []).append(pid)
+    if not groups:
+        raise HeldOutRejected(f"every problem of {collection!r} is labelled or held out already: nothing left to draw")
+    drawn = stratified_sample(groups, count, seed)
+    held_out_set(problem_ids=drawn, held_out=True, user=user)
+    order = {name: i for i, name in enumerate(Module.objects.order_by("order", "name").values_list("name", flat=True))}
+    chosen = set(drawn)
+    per_module = {name: sum(1 for pid in ids if pid in chosen) for name, ids in groups.items()}
+    return {name: n for name, n in sorted(per_module.items(), key=lambda kv: (order.get(kv[0], len(order)), kv[0])) if n}
+
+
 @transaction.atomic
 def labels_resolve(*, problem: Problem, concepts: list[Concept], user: Any, base_version: int | None = None) -> LabelResolution:
     """The head TA decides a problem's ground truth.

@@ -22,6 +22,7 @@ urlpatterns = [
     path("label/agreement/", views.label_agreement, name="label-agreement"),
     path("label/<int:pk>/", views.label_problem, name="label"),
     path("label/<int:pk>/held-out/", views.label_held_out, name="label-held-out"),
+    path("label/hold-out/", views.label_hold_out_draw, name="label-hold-out"),
     path("<str:slug>/rule/", views.rule_edit, name="rule-edit"),
     path("<str:slug>/rule/history/", views.rule_history, name="rule-history"),
     path("<str:slug>/rule/revert/<int:number>/", views.rule_revert_view, name="rule-revert"),

@@ -521,6 +521,31 @@ def label_problem(request: HttpRequest, pk: int) -> HttpResponse:
 
 @permission_required("concepts.resolve_labels")
 @require_POST
+def label_hold_out_draw(request: HttpRequest) -> HttpResponse:
+    """Hold out a random draw of a collection's unlabelled problems (a head TA's call)."""
+    from concepts.forms import HoldOutForm
+    from concepts.services import HeldOutRejected, held_out_draw
+
+    form = HoldOutForm(request.POST)
+    collection = request.POST.get("collection", "")
+    if not form.is_valid():
+        messages.error(request, "Choose a collection and how many problems to hold out (1 to 1,000).")
+    else:
+        collection = form.cleaned_data["collection"]
+        try:
+            modules = held_out_draw(collection=collection, count=form.cleaned_data["count"], seed=0, user=request.user)
+        except HeldOutRejected as exc:
+            messages.error(request, str(exc).capitalize() + ".")
+        else:
+            spread = ", ".join(f"{module} {n}" for module, n in modules.items())
+            messages.success(request, f"Held out {sum(modules.values())} unlabelled problems of {collection} from rule writing ({spread}). "
+                                      "Label them from the queue below: their pages show no suggestions.")
+    _, known = _label_scope(request)
+    return redirect(f"{reverse('concepts:label-home')}{'?' + urlencode({'collection': known}) if known else ''}")
+
+
+@permission_required("concepts.resolve_labels")
+@require_POST
 def label_held_out(request: HttpRequest, pk: int) -> HttpResponse:
     """Hold a problem out of rule writing, or return it (a head TA's call), then back to its labelling
     page, which then shows (or no longer shows) the extractors' suggestions."""

@@ -74,7 +74,7 @@ def test_a_head_ta_holds_a_problem_out_and_the_rule_editor_no_longer_counts_it(
 ) -> None:
     """The head TA holds a labelled problem out on its labelling page: the rules' suggestion leaves the
     page, the problem joins the "Held out from rule writing" queue, and the rule editor's live panel
-    stops listing it as a miss."""
+    stops listing it as a miss. Then a draw of a book's unlabelled problems from the home page's form."""
     from concepts.models import ExtractedConcept, ExtractionRun
     from concepts.services import rule_save
 
@@ -82,6 +82,8 @@ def test_a_head_ta_holds_a_problem_out_and_the_rule_editor_no_longer_counts_it(
     concept_factory("equally-likely-outcomes")
     rule_save(concept=nchoosek, pattern=r"\\binom", user=hana)
     missed = problem_factory("Select a committee of 3 from 10.", title="Committee", labels=["nchoosek"])
+    for i in range(3):
+        problem_factory(f"Book problem {i}.", title=f"Book {i}", collection="book")
     run = ExtractionRun.objects.create(status="done", fingerprint="x")
     ExtractedConcept.objects.create(run=run, problem=missed, concept=concept_factory("equally-likely-outcomes"))
     login("hana")
@@ -97,6 +99,13 @@ def test_a_head_ta_holds_a_problem_out_and_the_rule_editor_no_longer_counts_it(
     assert page.locator("#suggestions").count() == 0  # labelled without seeing what the extractors find
     page.goto(f"{live_server.url}/concepts/label/")
     assert page.locator("#queue-heldout").inner_text() == "1"
+    # A whole draw at once: two of the book's three unlabelled problems, from the home page's form.
+    page.select_option("#hold-out-collection", "book")
+    page.fill("#hold-out-count", "2")
+    page.click("#hold-out-form button")
+    page.wait_for_url("**/concepts/label/?collection=book")
+    assert page.locator("#queue-heldout").inner_text() == "2"
+    assert "Held out 2 unlabelled problems of book" in page.locator("main").inner_text()
     page.goto(f"{live_server.url}/concepts/nchoosek/rule/")
     page.wait_for_selector("#preview-missed", state="attached")
     assert "Missed (FN): 0" in page.locator("#preview-missed summary").inner_text()

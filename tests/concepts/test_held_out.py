@@ -190,3 +190,64 @@ def test_the_api_starts_a_held_out_report(client: Any, hana: Any, bank: dict[str
     assert response.status_code == 202 and response.json()["held_out"] is True
     report = client.get(f"/api/reports/{response.json()['id']}/").json()
     assert (report["status"], report["problems"], report["held_out"]) == ("done", 3, True)
+
+
+@pytest.fixture
+def book(problem_factory: Any, concept_factory: Any) -> dict[str, list[Any]]:
+    """A collection of three chapters (20 / 10 / 10 problems), two of them labelled already."""
+    concept_factory("nchoosek")
+    chapters = {"ch1": 20, "ch2": 10, "ch3": 10}
+    out = {name: [problem_factory(f"{name} {i}", collection="book", module=name) for i in range(n)] for name, n in chapters.items()}
+    out["labelled"] = [problem_factory("labelled", collection="book", module="ch1", labels=["nchoosek"]),
+                       problem_factory("labelled 2", collection="book", module="ch2", labels=["nchoosek"])]
+    return out
+
+
+def test_a_draw_holds_out_unlabelled_problems_spread_over_the_modules_and_reproducibly(book: dict[str, list[Any]], hana: Any) -> None:
+    from concepts.services import HeldOutRejected, held_out_draw
+
+    assert held_out_draw(collection="book", count=8, seed=5, user=hana) == {"ch1": 4, "ch2": 2, "ch3": 2}
+    first = selectors.held_out_ids("book")
+    assert len(first) == 8 and not first & {p.pk for p in book["labelled"]}
+    assert HeldOutProblem.objects.filter(marked_by=hana).count() == 8
+    HeldOutProblem.objects.all().delete()
+    held_out_draw(collection="book", count=8, seed=5)
+    assert selectors.held_out_ids("book") == first  # the same bank and seed: the same problems
+    # A second draw takes from what is left; past that, all that is left; then a clear refusal.
+    assert sum(held_out_draw(collection="book", count=100).values()) == 32
+    with pytest.raises(HeldOutRejected, match="every problem of 'book' is labelled or held out already"):
+        held_out_draw(collection="book", count=1)
+    with pytest.raises(HeldOutRejected, match="no collection 'nope'"):
+        held_out_draw(collection="nope", count=1)
+
+
+def test_the_hold_out_command_prints_the_draw_and_refuses_clearly(book: dict[str, list[Any]], hana: Any) -> None:
+    out = io.StringIO()
+    call_command("hold_out", "--collection", "book", "--count", "4", "--user", "hana", "--json", stdout=out)
+    assert json.loads(out.getvalue()) == {"collection": "book", "held_out": 4, "modules": {"ch1": 2, "ch2": 1, "ch3": 1}}
+    text = io.StringIO()
+    call_command("hold_out", "--collection", "book", "--count", "100", stdout=text)
+    assert text.getvalue().startswith("36 problems of book held out from rule writing (only 36 unlabelled problems were left):")
+    for args, message in ((["--collection", "book", "--count", "1"], "nothing left to draw"),
+                          (["--collection", "nope", "--count", "1"], "no collection 'nope'"),
+                          (["--collection", "book", "--count", "0"], "at least one"),
+                          (["--collection", "book", "--count", "1", "--user", "nobody"], "no user 'nobody'")):
+        with pytest.raises(CommandError, match=message):
+            call_command("hold_out", *args, stdout=io.StringIO())
+    assert len(selectors.held_out_ids("book")) == 40
+
+
+def test_a_head_ta_holds_out_a_draw_from_the_labelling_home_page(client: Any, hana: Any, alice: Any, book: dict[str, list[Any]]) -> None:
+    home = reverse("concepts:label-home")
+    client.force_login(alice)
+    assert 'id="hold-out-form"' not in client.get(home).content.decode()
+    assert client.post(reverse("concepts:label-hold-out"), {"collection": "book", "count": 5}).status_code == 403
+    client.force_login(hana)
+    assert 'id="hold-out-form"' in client.get(home).content.decode()
+    response = client.post(reverse("concepts:label-hold-out"), {"collection": "book", "count": 5}, follow=True)
+    assert response.redirect_chain[-1][0] == home + "?collection=book"
+    page = response.content.decode()
+    assert "Held out 5 unlabelled problems of book from rule writing (ch1 3, ch2 1, ch3 1)" in page
+    assert 'id="queue-heldout">5<' in page
+    bad = client.post(reverse("concepts:label-hold-out"), {"collection": "book", "count": 0}, follow=True).content.decode()
+    assert "Choose a collection and how many problems to hold out" in bad and len(selectors.held_out_ids()) == 5
