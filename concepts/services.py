@@ -481,7 +481,7 @@ def extractor_report_compute(*, report_id: int, redelivered: bool = False) -> Ex
             if report.held_out:
                 raise extraction.RuleError(
                     f"no problem{where} is both labelled and held out from rule writing: hold some out "
-                    "(the labelling page, or import_labels --held-out) and label them first"
+                    "(hold_out, the labelling pages, or import_labels --held-out) and label them first"
                 )
             raise extraction.RuleError(f"no problem{where} has ground-truth labels: label some problems first")
         if report.source == ExtractionSource.HYBRID:

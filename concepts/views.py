@@ -527,7 +527,6 @@ def label_hold_out_draw(request: HttpRequest) -> HttpResponse:
     from concepts.services import HeldOutRejected, held_out_draw
 
     form = HoldOutForm(request.POST)
-    collection = request.POST.get("collection", "")
     if not form.is_valid():
         messages.error(request, "Choose a collection and how many problems to hold out (1 to 1,000).")
     else:
