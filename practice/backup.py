@@ -38,6 +38,7 @@ from concepts.models import (
     ExtractionRun,
     ExtractorReport,
     GroundTruthLabel,
+    HeldOutProblem,
     LabelResolution,
     LabelSet,
     NeuralExperiment,
@@ -55,7 +56,7 @@ VERSION = 1
 # Top-level lists of the file, in the order they are written and restored (each refers only to earlier ones).
 KINDS = (
     "users", "modules", "concepts", "problems", "rules", "labels", "label_sets", "label_resolutions",
-    "selected_words", "triplets", "attempts", "extraction_runs", "extractor_reports", "embedding_runs",
+    "held_out", "selected_words", "triplets", "attempts", "extraction_runs", "extractor_reports", "embedding_runs",
     "active_embedding", "neural_experiments",
 )
 HEADER = ("format", "version", "exported_at", "counts")
@@ -63,7 +64,7 @@ HEADER = ("format", "version", "exported_at", "counts")
 # Every model of the four apps but NOT_BACKED_UP; a test fails when a model is added and not listed (and backed up) here.
 COURSE_MODELS: tuple[type[models.Model], ...] = (
     Module, Problem, Attempt,
-    Concept, ConceptRule, ConceptRuleVersion, GroundTruthLabel, LabelSet, LabelResolution, SelectedWord,
+    Concept, ConceptRule, ConceptRuleVersion, GroundTruthLabel, LabelSet, LabelResolution, HeldOutProblem, SelectedWord,
     ExtractionRun, ExtractedConcept, ExtractorReport, NeuralExperiment, NeuralSuggestion,
     SimilarityTriplet, TripletVote, EmbeddingRun, ActiveEmbedding, EmbeddingDefault,
 )
@@ -79,7 +80,7 @@ MOVED_PERMISSIONS = {f"problems.{verb}_attempt": f"practice.{verb}_attempt" for 
 # What the one-line summaries count: each top-level list, and the records nested in them.
 COUNT_NAMES = (
     "users", "modules", "concepts", "problems", "rules", "rule_versions", "labels", "label_sets",
-    "label_resolutions", "selected_words", "triplets", "votes", "attempts", "extraction_runs",
+    "label_resolutions", "held_out", "selected_words", "triplets", "votes", "attempts", "extraction_runs",
     "extracted_concepts", "extractor_reports", "embedding_runs", "active_embedding", "neural_experiments",
     "neural_suggestions",
 )
@@ -265,6 +266,11 @@ class _Exporter:
             ],
             "label_sets": self.label_sets(),
             "label_resolutions": self.label_resolutions(),
+            "held_out": [
+                {**_out(HeldOutProblem, row, {"problem", "marked_by"}), "problem": self.problems[row["problem_id"]],
+                 "marked_by": self.user(row["marked_by_id"])}
+                for row in HeldOutProblem.objects.order_by("id").values()
+            ],
             "selected_words": [
                 {**_out(SelectedWord, row, {"selected_by"}), "selected_by": self.user(row["selected_by_id"])}
                 for row in SelectedWord.objects.order_by("id").values()
@@ -743,6 +749,19 @@ class _Importer:
         through = LabelResolution.concepts.through
         _create(through, [through(labelresolution_id=o.pk, concept_id=c) for o, cs in zip(objs, concepts) for c in cs], "label_resolutions[].concepts")
         self.counts["label_resolutions"] = len(objs)
+
+    def import_held_out(self) -> None:
+        objs = []
+        seen: set[Any] = set()
+        for where, record in self.records("held_out"):
+            problem = self.problem(record, "problem", where)
+            _unique(seen, _key(record["problem"]), where, "held-out problem")
+            objs.append(HeldOutProblem(
+                **_in(HeldOutProblem, record, where, {"problem", "marked_by"}),
+                problem_id=problem, marked_by_id=self.user(record, "marked_by", where),
+            ))
+        _create(HeldOutProblem, objs, "held_out")
+        self.counts["held_out"] = len(objs)
 
     def import_selected_words(self) -> None:
         objs = []

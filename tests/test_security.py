@@ -63,6 +63,8 @@ MATRIX: dict[str, str] = {
     "concepts/label/next/": "ta",
     "concepts/label/agreement/": "ta",
     "concepts/label/<int:pk>/": "ta",
+    "concepts/label/<int:pk>/held-out/": POST_ONLY,  # head TAs (hold a problem out of rule writing)
+    "concepts/label/hold-out/": POST_ONLY,  # head TAs (hold out a draw of a collection's problems)
     "concepts/<str:slug>/rule/": "ta",
     "concepts/<str:slug>/rule/history/": "ta",
     "concepts/<str:slug>/rule/revert/<int:number>/": POST_ONLY,

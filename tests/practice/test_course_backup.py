@@ -102,7 +102,8 @@ def comparable(data: dict[str, Any]) -> dict[str, Any]:
 
 @pytest.fixture
 def demo_with_runs(demo_course: None) -> None:
-    """The demo course with everything a course accumulates: a head TA's resolution, an extraction
+    """The demo course with everything a course accumulates: a head TA's resolution, three problems held
+    out from rule writing, an extraction
     run, a report, embedding runs of both sources, and a neural experiment with suggestions (rows
     written here: training one takes longer than everything else in this file)."""
     from concepts.models import Concept, NeuralExperiment, NeuralSuggestion
@@ -111,6 +112,10 @@ def demo_with_runs(demo_course: None) -> None:
     disputed = LabelSet.objects.filter(annotator__username="ta2").order_by("problem__source_id").first()
     assert disputed is not None
     labels_resolve(problem=disputed.problem, concepts=list(disputed.concepts.all()), user=get_user_model().objects.get(username="headta"))
+    from concepts.services import held_out_set
+
+    held_out_set(problem_ids=list(Problem.objects.order_by("-id").values_list("id", flat=True)[:3]), held_out=True,
+                 user=get_user_model().objects.get(username="headta"))
     call_command("extract_concepts", **quiet())
     report_json()
     evaluate_json()
