@@ -26,7 +26,8 @@ much the text counts where the concepts are known to be incomplete:
 3. **Concepts that miss lean on the text** (:func:`text_weights_from_recall`): where the concept
    source is known to miss concepts, a problem's concept vector is a partial picture too. When the
    caller knows, per problem, the *recall* of the concept source (the share of the expert-labelled
-   concepts it finds, measured on the labelled problems of the problem's collection), the row's
+   concepts it finds, measured on the labelled problems of the problem's collection, or on its
+   problems held out from rule writing where it has enough: :func:`recall_by_collection`), the row's
    weight is ``1 - recall``, kept between ``w`` and ``w_b``: rules tuned on a book (recall 0.9 and
    more) keep ``w``, rules that find half the concepts of a new book get about ``w_b``, like a
    problem that borrowed. Problems whose recall is unknown keep ``w``.
