@@ -46,6 +46,14 @@ def held_out_ids(collection: str = "") -> set[int]:
     return set(qs.values_list("problem_id", flat=True))
 
 
+def held_out_labelled_count(collection: str = "") -> int:
+    """How many labelled problems (of one collection) are held out from rule writing."""
+    qs = GroundTruthLabel.objects.filter(problem__held_out__isnull=False)
+    if collection:
+        qs = qs.filter(problem__collection=collection)
+    return qs.values("problem_id").distinct().count()
+
+
 def concept_get(slug: str) -> Concept:
     concept = Concept.objects.select_related("module").filter(slug=slug).first()
     if concept is None:

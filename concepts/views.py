@@ -359,6 +359,11 @@ def report_detail(request: HttpRequest, pk: int) -> HttpResponse:
         from concepts.charts import report_concepts_chart
 
         context["chart"], context["chart_left_out"] = report_concepts_chart(report, rows)
+        if not report.held_out:
+            from concepts.selectors import held_out_labelled_count
+
+            # Whether these figures can be told apart from a fit to the problems the rules were written from.
+            context["held_out_labelled"] = held_out_labelled_count(report.collection)
     return render(request, template, context)
 
 

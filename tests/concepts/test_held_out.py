@@ -251,3 +251,26 @@ def test_a_head_ta_holds_out_a_draw_from_the_labelling_home_page(client: Any, ha
     assert 'id="queue-heldout">5<' in page
     bad = client.post(reverse("concepts:label-hold-out"), {"collection": "book", "count": 0}, follow=True).content.decode()
     assert "Choose a collection and how many problems to hold out" in bad and len(selectors.held_out_ids()) == 5
+
+
+def test_an_ordinary_report_says_whether_any_of_its_problems_are_held_out_and_offers_the_held_out_report(
+    client: Any, hana: Any, problem_factory: Any, concept_factory: Any, django_capture_on_commit_callbacks: Any
+) -> None:
+    concept_factory("nchoosek")
+    problems = [problem_factory(f"Choose {i} of 10.", labels=["nchoosek"]) for i in range(3)]
+    client.force_login(hana)
+
+    def report_page() -> str:
+        with django_capture_on_commit_callbacks(execute=True):
+            response = client.post(reverse("concepts:reports"), {"collection": "", "source": "rules"})
+        return client.get(response.url).content.decode()
+
+    page = report_page()
+    assert 'id="held-out-hint"' in page and "None of these problems is held out from rule writing" in page
+    held_out_set(problem_ids=[problems[0].pk, problems[1].pk], held_out=True, user=hana)
+    page = report_page()
+    assert "<strong>2</strong> of these problems are held out from rule writing" in page and 'id="held-out-report"' in page
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post(reverse("concepts:reports"), {"collection": "", "source": "rules", "held_out": "on"})
+    held = client.get(response.url).content.decode()
+    assert ExtractorReport.objects.order_by("-id").first().problems == 2 and 'id="held-out-hint"' not in held
