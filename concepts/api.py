@@ -389,6 +389,7 @@ class LabelsOutput(serializers.Serializer):
     mine = serializers.ListField(child=serializers.CharField())
     mine_version = serializers.IntegerField()
     suggestions = serializers.JSONField()
+    held_out = serializers.BooleanField(help_text="held out from rule writing: labelled without suggestions, which are then empty")
     annotators = serializers.JSONField(required=False, help_text="head TAs only")
     resolution = serializers.JSONField(required=False, help_text="head TAs only")
     resolution_version = serializers.IntegerField(required=False, help_text="head TAs only")
@@ -448,6 +449,7 @@ def labels_api(request: Request, pk: int) -> Response:
     page = label_page(problem=problem, user=request.user, show_others=request.user.has_perm("concepts.resolve_labels"))
     body: dict[str, Any] = {
         "problem": problem.pk, "ground_truth": page.truth, "mine": page.mine, "mine_version": page.mine_version, "suggestions": page.suggestions,
+        "held_out": page.held_out is not None,
     }
     if request.user.has_perm("concepts.resolve_labels"):
         body.update(annotators=page.others, resolution=page.resolution, resolution_version=page.resolution_version)

@@ -274,3 +274,17 @@ def test_an_ordinary_report_says_whether_any_of_its_problems_are_held_out_and_of
         response = client.post(reverse("concepts:reports"), {"collection": "", "source": "rules", "held_out": "on"})
     held = client.get(response.url).content.decode()
     assert ExtractorReport.objects.order_by("-id").first().problems == 2 and 'id="held-out-hint"' not in held
+
+
+def test_the_labels_api_says_a_problem_is_held_out_and_suggests_nothing_for_it(
+    client: Any, alice: Any, problem_factory: Any, concept_factory: Any
+) -> None:
+    nchoosek = concept_factory("nchoosek")
+    p = problem_factory("Choose 3 of 10.")
+    ExtractedConcept.objects.create(run=ExtractionRun.objects.create(status="done"), problem=p, concept=nchoosek)
+    client.force_login(alice)
+    before = client.get(f"/api/problems/{p.pk}/labels/").json()
+    assert (before["held_out"], before["suggestions"]) == (False, ["nchoosek"])
+    held_out_set(problem_ids=[p.pk], held_out=True)
+    after = client.get(f"/api/problems/{p.pk}/labels/").json()
+    assert (after["held_out"], after["suggestions"]) == (True, [])
