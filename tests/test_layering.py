@@ -20,6 +20,7 @@ PURE_MODULES = [
     "concepts/mining.py",
     "concepts/rule_analysis.py",
     "concepts/agreement.py",
+    "concepts/sampling.py",
     "embeddings/algorithms/triplets.py",
     "embeddings/algorithms/cooccurrence.py",
     "embeddings/algorithms/skipgram.py",
