@@ -129,7 +129,8 @@ def load_bank(test_splits: bool = False, genre_dev: bool = False) -> Bank:
         # A genre dev sample's collection carries its own labels only. A book carries its second samples'.
         truth = {**(devsets.labels(dev_of[book]) if book in dev_of else {}), **devsets.book_labels(book)}
         # As a course would mark them (import_labels --held-out): the second sample was never written from.
-        held_out = {i for folder, of in devsets.SECOND_OF.items() if of == book for i in devsets.labels(folder)}
+        second = devsets.second_sample(book)
+        held_out = set(devsets.labels(second)) if second else set()
         for r in devsets.book_problems(book):
             if r["id"] in held_out:
                 bank.held_out.add(len(bank.texts))
@@ -194,6 +195,23 @@ def concept_recall(bank: Bank, concept_sets: list[list[int]]) -> np.ndarray:
     labels = bank.sets(bank.labels)
     truth = {i: set(labels[i]) for i, lab in enumerate(bank.labels) if lab}
     return recall_by_collection(bank.books, concept_sets, truth, held_out=bank.held_out)[0]
+
+
+def recall_per_book(bank: Bank, concept_sets: list[list[int]]) -> dict[str, dict[str, float | None]]:
+    """Per book with labels, the source's recall as the app uses it (on the held-out problems where
+    enough), the recall on every label, and the text share that follows (Prob2Vec's weights)."""
+    labels = bank.sets(bank.labels)
+    truth = {i: set(labels[i]) for i, lab in enumerate(bank.labels) if lab}
+    used = recall_by_collection(bank.books, concept_sets, truth, held_out=bank.held_out)[1]
+    every = recall_by_collection(bank.books, concept_sets, truth)[1]
+    d = METHODS["prob2vec"].defaults
+    out = {}
+    for book, entry in used.items():
+        share = None
+        if entry["recall"] is not None:
+            share = float(text_weights_from_recall(np.array([entry["recall"]]), d["text_weight"], d["borrowed_text_weight"])[0])
+        out[book] = {"recall": entry["recall"], "measured_on": entry["measured_on"], "every_label": every[book]["recall"], "text_share": share}
+    return out
 
 
 def bank_data(bank: Bank, sets: dict[str, list[list[int]]], source: str, text: np.ndarray) -> BankData:
@@ -465,10 +483,16 @@ def main(argv: list[str] | None = None) -> int:
         compared = compare_fallback_texts(bank, sets, methods, both)
     if args.json:
         print(json.dumps({"bank": len(bank.texts), "triplets": {b: len(t) for b, t in bank.triplets.items()}, **info,
+                          "rules_recall": recall_per_book(bank, sets["rules"]),
                           "results": results, "cv": cv, "fallback_text": compared, "seeds": spread}, indent=1, default=str))
         return 0
     no_concepts = {s: sum(1 for b in BOOK_ORDER[:3] for row in bank.triplets[b] for i in row if not sets[s][i]) for s in SOURCES}
     print(f"fallback text: {args.fallback_text}; recall measured on " + ("every label" if not bank.held_out else f"the {len(bank.held_out)} held-out problems (second samples)"))
+    recall = recall_per_book(bank, sets["rules"])
+    print("rules' recall per book, as the text share uses it: " + "; ".join(
+        f"{book} {r['recall']:.3f} on {r['measured_on']} (every label {r['every_label']:.3f}), text share {r['text_share']:.2f}"
+        for book in BOOK_ORDER[:3] if (r := recall.get(book)) and r["recall"] is not None
+    ))
     print(f"bank: {len(bank.texts)} problems; triplets: " + ", ".join(f"{b} {len(bank.triplets[b])}" for b in order))
     print(f"hybrid: {info['learned_concepts']} concepts learned, {info['added']} concepts added, {info['hybrid_seconds']} s")
     print("triplet members without concepts (dev books): " + ", ".join(f"{s} {n}" for s, n in no_concepts.items()))

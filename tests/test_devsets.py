@@ -582,7 +582,7 @@ def test_devset_table1_measures_each_books_recall_as_the_app_does_per_collection
     which embed() turns into each row's text weight."""
     import numpy as np
 
-    from benchmarks.devset_table1 import Bank, bank_data
+    from benchmarks.devset_table1 import Bank, bank_data, recall_per_book
     from embeddings.algorithms.fallback import RECALL_MIN_LABELLED
 
     n = RECALL_MIN_LABELLED
@@ -609,6 +609,9 @@ def test_devset_table1_measures_each_books_recall_as_the_app_does_per_collection
     text = np.eye(len(bank.texts))
     recall = bank_data(bank, {"labels": bank.sets(bank.labels), "rules": rules}, "rules", text).concept_recall
     assert np.all(recall[tuned_rows] == 0.0) and np.all(recall[sorted(bank.held_out)] == 0.0)
+    # What the script prints per book: the recall used, the one on every label, and the text share.
+    assert recall_per_book(bank, rules)["tuned"] == {"recall": 0.0, "measured_on": "held-out", "every_label": 0.5, "text_share": 0.5}
+    assert recall_per_book(bank, rules)["new"] == {"recall": 0.5, "measured_on": "labelled", "every_label": 0.5, "text_share": 0.5}
 
 
 @needs_books

@@ -62,6 +62,11 @@ THIRD_OF = {folder: folder.removesuffix("-3") for folder in THIRD_SAMPLES}
 SAMPLE_OF = {**SECOND_OF, **THIRD_OF}
 
 
+def second_sample(book: str) -> str | None:
+    """The folder of a book's second sample (never written from: what a course holds out), if it has one."""
+    return next((folder for folder, of in SECOND_OF.items() if of == book), None)
+
+
 def collection_of(folder: str) -> str:
     """The shared/data collection a dev-set folder draws from."""
     return GENRE_DEV_OF.get(folder) or SAMPLE_OF.get(folder) or folder
@@ -142,22 +147,25 @@ def write_import_files(book: str, folder: Path, shared: Path | None = None, prob
     ``held_out_labels`` and ``held_out_triplets``: what a course imports with ``import_labels
     --held-out`` and scores with ``evaluate_triplets --triplets``."""
     folder.mkdir(parents=True, exist_ok=True)
-    second = next((f for f, of in SECOND_OF.items() if of == book), None)
+    second = second_sample(book)
     held_out = labels(second) if second is not None else {}
+
+    def write_labels(path: Path, by_id: dict[str, list[str]]) -> None:
+        path.write_text("".join(json.dumps({"id": i, "concepts": c}) + "\n" for i, c in by_id.items()), encoding="utf-8")
+
+    def write_triplets(path: Path, rows: list[dict]) -> None:
+        path.write_text("".join(json.dumps({k: t[k] for k in ("anchor", "positive", "negative")}) + "\n" for t in rows), encoding="utf-8")
+
     truth = labels(book) if problems == "labelled" else {i: c for i, c in book_labels(book).items() if i not in held_out}
     records = [r for r in book_problems(book, shared) if problems == "all" or r["id"] in truth]
     paths = {"problems": folder / f"{book}.jsonl", "labels": folder / f"{book}-labels.jsonl", "triplets": folder / f"{book}-triplets.jsonl"}
     keys = ("id", "text", "module", "level", "answer", "solution", "source")
     paths["problems"].write_text("".join(json.dumps({k: r.get(k) for k in keys} | {"labels": []}) + "\n" for r in records), encoding="utf-8")
-    paths["labels"].write_text("".join(json.dumps({"id": i, "concepts": c}) + "\n" for i, c in truth.items()), encoding="utf-8")
-    paths["triplets"].write_text(
-        "".join(json.dumps({k: t[k] for k in ("anchor", "positive", "negative")}) + "\n" for t in triplets(book)), encoding="utf-8"
-    )
+    write_labels(paths["labels"], truth)
+    write_triplets(paths["triplets"], triplets(book))
     if second is not None and problems == "all":
         paths["held_out_labels"] = folder / f"{second}-labels.jsonl"
-        paths["held_out_labels"].write_text("".join(json.dumps({"id": i, "concepts": c}) + "\n" for i, c in held_out.items()), encoding="utf-8")
         paths["held_out_triplets"] = folder / f"{second}-triplets.jsonl"
-        paths["held_out_triplets"].write_text(
-            "".join(json.dumps({k: t[k] for k in ("anchor", "positive", "negative")}) + "\n" for t in triplets(second)), encoding="utf-8"
-        )
+        write_labels(paths["held_out_labels"], held_out)
+        write_triplets(paths["held_out_triplets"], triplets(second))
     return paths
