@@ -57,6 +57,28 @@ def test_matches_a_plain_loop_on_random_sets() -> None:
     assert zero == [i for i in range(300) if not expected[i].any()]
 
 
+@pytest.mark.parametrize("with_duplicates", [False, True])
+def test_blocks_of_problems_give_the_same_vectors_bit_for_bit(monkeypatch: pytest.MonkeyPatch, with_duplicates: bool) -> None:
+    """problem_vectors works through each set size's problems in blocks (so that its temporaries stay
+    in cache on large banks): blocks of 7 problems, many per set size, give exactly what one block does,
+    on both paths (duplicates and zero-frequency concepts take the masked one)."""
+    from embeddings.algorithms import problems
+
+    rng = np.random.default_rng(1)
+    sets = [[int(x) for x in rng.integers(0, 15, rng.integers(0, 6))] for _ in range(400)]
+    sets = [s + s[:1] if with_duplicates and i % 5 == 0 else s for i, s in enumerate(sets)]
+    f = concept_frequencies(sets, 15)
+    if with_duplicates:
+        f[3] = 0
+    v = rng.standard_normal((15, 6))
+    monkeypatch.setattr(problems, "_BLOCK", 10**9)
+    whole, whole_zero = problem_vectors(v, as_concept_sets(sets, 15), f)
+    monkeypatch.setattr(problems, "_BLOCK", 7)
+    blocked, blocked_zero = problem_vectors(v, as_concept_sets(sets, 15), f)
+    assert max(len(rows) for rows, _, _ in as_concept_sets(sets, 15).groups) > 7 * 5  # many blocks per size
+    assert np.array_equal(whole, blocked) and whole_zero == blocked_zero
+
+
 def test_onehot_reference_is_the_same_average_with_identity_vectors() -> None:
     oh = onehot_vectors(SETS, 3, F)
     np.testing.assert_allclose(oh, [[0.5, 0.25, 0], [0, 0.25, 0.25], [0, 0, 0.5]])
