@@ -543,6 +543,51 @@ def test_the_defaults_cross_validation_scores_the_ensemble_as_a_setting(monkeypa
     assert report["blend"]["all"]["single_network_accuracy"] == report["blend"]["all"]["default_accuracy"]
 
 
+def test_the_defaults_are_chosen_on_first_and_third_samples_and_tested_on_the_second(monkeypatch: Any) -> None:
+    """devset_table1 --cv (stop 36): a book's fold holds its first and third samples' triplets, and each
+    choice is scored on the book's second-sample triplets (fresh), which are never chosen on. Here every
+    fresh triplet is reversed (C shares more with A than B does), so a choice right on the folds is
+    wrong on them: the fresh figure is not the folds' figure."""
+    import numpy as np
+
+    from benchmarks import devset_table1
+
+    monkeypatch.setattr(devset_table1, "GRID", {"dim": [10], "l2": [1.0], "epochs": [250], "text_weight": [0.1], "ensemble": [1]})
+    monkeypatch.setattr(devset_table1, "BLEND_WEIGHTS", [0.25])
+    bank = devset_table1.Bank(slugs=[f"c{k}" for k in range(6)])
+    sets: list[list[int]] = []
+
+    def triplet(name: str, book: str, reversed_: bool = False) -> None:
+        rows = [len(bank.texts) + k for k in range(3)]
+        bank.texts += [f"{name} anchor", f"{name} twin", f"{name} other"]
+        bank.books += [book] * 3
+        sets.extend([[0, 1, 2], [0, 1, 3], [2, 4, 5]])
+        bank.triplets[name] = np.array([[rows[0], rows[2], rows[1]] if reversed_ else rows])
+
+    for b in ["openstax", "openintro", "gs", "demo"]:
+        triplet(b, b)
+        if b != "demo":
+            triplet(f"{b}-3", b)
+            triplet(f"{b}-2", b, reversed_=True)
+    tuning, fresh = devset_table1.cv_triplets(bank)
+    assert sorted(tuning) == sorted(fresh) == ["gs", "openintro", "openstax"]
+    assert all(len(tuning[b]) == 2 and len(fresh[b]) == 1 for b in tuning)
+    assert (tuning["gs"] == np.vstack([bank.triplets["gs"], bank.triplets["gs-3"]])).all() and (fresh["gs"] == bank.triplets["gs-2"]).all()
+    report = devset_table1.cross_validate(bank, sets, np.eye(len(sets)))
+    for name in ("prob2vec", "blend"):
+        for held in ("openstax", "openintro", "gs"):
+            row = report[name][held]
+            assert (row["held_out_accuracy"], row["fresh_accuracy"]) == (1.0, 0.0)
+            assert (row["default_accuracy"], row["default_fresh_accuracy"]) == (1.0, 0.0)
+        assert (report[name]["all"]["accuracy"], report[name]["all"]["fresh_accuracy"]) == (1.0, 0.0)
+    # Without later samples (the bank before stop 34) the folds are the first samples' and nothing is fresh.
+    for name in [n for n in bank.triplets if n[-2:] in ("-2", "-3")]:
+        del bank.triplets[name]
+    tuning, fresh = devset_table1.cv_triplets(bank)
+    assert fresh == {} and all(len(t) == 1 for t in tuning.values())
+    assert devset_table1.cross_validate(bank, sets, np.eye(len(sets)))["prob2vec"]["all"]["fresh_accuracy"] is None
+
+
 def test_the_triplet_anatomy_sorts_triplets_by_what_the_concepts_alone_say() -> None:
     """devset_table1's "why the triplets fail": a tie (B and C with the same concepts) is decided by the
     text alone; otherwise plain overlap (Jaccard) agrees, disagrees or is even; each kind counts the
