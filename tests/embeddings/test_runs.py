@@ -46,9 +46,9 @@ def rebuild(method: str = "prob2vec", source: str = "labels") -> EmbeddingRun:
 
 def test_a_rebuild_stores_vectors_reports_problems_without_concepts_and_becomes_active(bank: dict[str, Any]) -> None:
     run = rebuild()
-    # 5 skip-grams of 10 dimensions side by side, then the text's (a tenth of each cosine, see fallback.py).
-    assert run.status == "done" and run.dim == 5 * 10 + 384 and run.problems == 9 and run.notes["text_weight"] == 0.1
-    assert run.notes["ensemble"] == 5 and run_concept_vectors(run).shape == (len(run.concept_slugs), 50)
+    # 5 skip-grams of 20 dimensions side by side, then the text's (a tenth of each cosine, see fallback.py).
+    assert run.status == "done" and run.dim == 5 * 20 + 384 and run.problems == 9 and run.notes["text_weight"] == 0.1
+    assert run.notes["ensemble"] == 5 and run_concept_vectors(run).shape == (len(run.concept_slugs), 100)
     # "No concepts" has no labels: it borrows a vector from the problems its sentence vector is nearest.
     assert run.notes["fallback_text"] == "minilm" and run.notes["text_vectors"]["encoded"] == 9
     assert run.missing == [] and run.notes["without_concepts"] == 1 and run.notes["borrowed"] == 1
@@ -275,11 +275,12 @@ def test_a_collection_whose_rules_miss_labelled_concepts_leans_on_the_text(
         "tuned": {"labelled": 10, "held_out": 0, "measured_on": "labelled", "recall": 1.0, "text_weight": 0.1},
     }
     assert run.notes["text_weight_raised"] == {"problems": 10, "max": 0.5}
-    # The stored rows: the text part (after the 50 concept dimensions) carries 0.5 of the new book's
-    # cosines and 0.1 of the others'.
+    # The stored rows: the text part (after the ensemble's concept dimensions) carries 0.5 of the new
+    # book's cosines and 0.1 of the others'.
     ids, vectors = run_arrays(run)
+    width = run_concept_vectors(run).shape[1]
     collection = dict(Problem.objects.values_list("id", "collection"))
-    shares = {collection[int(pid)]: round(float(np.linalg.norm(v[50:].astype(np.float64)) ** 2), 4) for pid, v in zip(ids, vectors)}
+    shares = {collection[int(pid)]: round(float(np.linalg.norm(v[width:].astype(np.float64)) ** 2), 4) for pid, v in zip(ids, vectors)}
     assert shares == {"tuned": 0.1, "new-book": 0.5, "unlabelled": 0.1}
     # The run's page shows it per collection.
     client.force_login(alice)
@@ -321,6 +322,7 @@ def test_a_collection_with_held_out_problems_takes_its_text_share_from_their_rec
     assert run.id != before.id
     assert run.notes["concept_recall"]["book"] == {"labelled": 20, "held_out": 10, "measured_on": "held-out", "recall": 0.5, "text_weight": 0.5}
     ids, vectors = run_arrays(run)
-    shares = {round(float(np.linalg.norm(v[50:].astype(np.float64)) ** 2), 4) for v in vectors}
+    width = run_concept_vectors(run).shape[1]  # the ensemble's concept dimensions, then the text's
+    shares = {round(float(np.linalg.norm(v[width:].astype(np.float64)) ** 2), 4) for v in vectors}
     assert shares == {0.5}, "every problem of the book, written from, held out or unlabelled, takes the held-out share"
     assert written_from[0].pk in {int(i) for i in ids}
