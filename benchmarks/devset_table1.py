@@ -567,9 +567,10 @@ def main(argv: list[str] | None = None) -> int:
     if cv:
         over = f", each setting over {args.seeds} draws" if args.seeds > 1 else ", one draw"
         tuning, fresh = cv_triplets(bank)
+        with_third = any(len(tuning[b]) > len(bank.triplets[b]) for b in tuning)
         print(f"\ncross-validation over the dev triplets, labels source{over}: (dim, l2, epochs, blend weight, text weight, ensemble)")
-        print("  chosen on each book's first" + (" and third" if len(tuning) and any(len(tuning[b]) > len(bank.triplets[b]) for b in tuning) else "")
-              + " samples' triplets" + ("; fresh = its second sample's triplets, never chosen on" if fresh else ""))
+        print(f"  chosen on each book's {'first and third samples' if with_third else 'first sample'}' triplets"
+              + ("; fresh = its second sample's triplets, never chosen on" if fresh else ""))
 
         def tested(row: dict, key: str) -> str:
             return f", fresh {pct(row[key])}%" if row.get(key) is not None else ""
