@@ -330,15 +330,12 @@ def cv_triplets(bank: Bank) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray
     Chosen on: the first sample's triplets and, since stop 36, the third sample's (tuning data), where
     loaded: twice the triplets, so a choice is less one book's luck. Tested on: the second sample's
     (fresh problems, never chosen on), where loaded."""
-    book_of = {name: devsets.BOOKS[devsets.SAMPLE_OF[folder]] for folder, name in {**devsets.SECOND_SAMPLES, **devsets.THIRD_SAMPLES}.items()}
     tuning: dict[str, list[np.ndarray]] = {b: [bank.triplets[b]] for b in BOOK_ORDER[:3] if b in bank.triplets}
-    fresh: dict[str, np.ndarray] = {}
-    for name, book in book_of.items():
-        if name in bank.triplets and book in tuning:
-            if name in devsets.THIRD_SAMPLES.values():
-                tuning[book].append(bank.triplets[name])
-            else:
-                fresh[book] = bank.triplets[name]
+    for name in devsets.THIRD_SAMPLES.values():
+        if name in bank.triplets and devsets.origin(name) in tuning:
+            tuning[devsets.origin(name)].append(bank.triplets[name])
+    fresh = {devsets.origin(name): bank.triplets[name] for name in devsets.SECOND_SAMPLES.values()
+             if name in bank.triplets and devsets.origin(name) in tuning}
     return {b: np.vstack(t).reshape(-1, 3) for b, t in tuning.items()}, fresh
 
 

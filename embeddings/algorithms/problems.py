@@ -90,7 +90,7 @@ def problem_vectors(
     listed = np.bincount(cs.flat, minlength=n_concepts) > 0
     simple = not cs.has_duplicates and not (f[listed] <= 0).any()
     # Per set size k, blocks of at most _BLOCK problems: no Python loop over problems, and each block's
-    # temporaries stay in the processor's cache (one block per set size took 3x as long at 1M problems
+    # temporaries stay in the processor's cache (one block per set size took 2-3x as long at 1M problems
     # and 100 dimensions, waiting on memory; the results are bit for bit the same). float32 throughout:
     # each row sums at most k terms, so the relative error stays ~1e-7.
     for rows, conc, keep in cs.groups:
