@@ -588,6 +588,82 @@ def test_the_defaults_are_chosen_on_first_and_third_samples_and_tested_on_the_se
     assert devset_table1.cross_validate(bank, sets, np.eye(len(sets)))["prob2vec"]["all"]["fresh_accuracy"] is None
 
 
+def _borrowing_bank(devset_table1: Any) -> tuple[Any, dict[str, list[list[int]]], Any]:
+    """Per dev book a triplet whose anchor A has no rule concept: it borrows from D, which reads exactly
+    like it and has C's concepts, while A's own text is nearer B's (cosine 0.3) than C's (0). Only a
+    text share of 1 for a borrowed row orders it as the expert does. In the hybrid and unseen sources
+    A has B's concepts, so every weight gets it right there."""
+    import numpy as np
+
+    bank = devset_table1.Bank(slugs=[f"c{k}" for k in range(4)])
+    rules: list[list[int]] = []
+    others: list[list[int]] = []
+    books = ["openstax", "openintro", "gs"]
+    text = np.zeros((4 * len(books), 3 * len(books)))
+    for k, b in enumerate(books):
+        rows = [len(bank.texts) + j for j in range(4)]  # A, B, C, D
+        bank.texts += [f"{b} {role}" for role in "ABCD"]
+        bank.books += [b] * 4
+        bank.labels += [None] * 4
+        rules += [[], [0, 1], [2, 3], [2, 3]]
+        others += [[0, 1], [0, 1], [2, 3], [2, 3]]
+        a, near, far = 3 * k, 3 * k + 1, 3 * k + 2
+        text[rows[0], a] = text[rows[3], a] = 1.0
+        text[rows[1], [a, near]] = [0.3, np.sqrt(1 - 0.09)]
+        text[rows[2], far] = 1.0
+        bank.triplets[b] = np.array([rows[:3]])
+    return bank, {"labels": others, "rules": rules, "hybrid": others, "unseen": others}, text
+
+
+def test_the_borrowed_weight_is_chosen_where_it_acts_and_ties_keep_the_shipped_one() -> None:
+    """devset_table1 --cv (stop 37): the borrowed text weight, which is also the cap of the share that
+    follows the recall, is chosen on the mean over the rules, hybrid and unseen sources, leaving one book
+    out. Here only the rules source has a problem that borrows, and only a weight of 1 orders its
+    triplet right: every fold chooses it. Chosen on the unseen source alone, as before stop 37, every
+    weight would tie."""
+    import numpy as np
+
+    from benchmarks import devset_table1
+
+    bank, sets, text = _borrowing_bank(devset_table1)
+    report = devset_table1.cross_validate_borrowed(bank, sets, text)
+    for held in ("openstax", "openintro", "gs"):
+        row = report[held]
+        assert row["chosen"] == 1.0 and row["held_out_accuracy"] == 1.0
+        assert row["default_accuracy"] == row["plain"] == np.mean([0.0, 1.0, 1.0])  # wrong on rules only
+        assert row["fresh_accuracy"] is None  # no second samples here
+    every = report["all"]["by_source"]
+    assert every["rules"][1.0]["tuning"] == 1.0 and every["rules"][0.5]["tuning"] == 0.0
+    assert all(every[s][wb]["tuning"] == 1.0 for s in ("hybrid", "unseen") for wb in every[s])
+    assert report["all"]["folds_accuracy"] > report["all"]["shipped_folds_accuracy"]
+    # Where no weight does better than another, the shipped one stays in every fold.
+    sets = {**sets, "rules": sets["unseen"]}
+    report = devset_table1.cross_validate_borrowed(bank, sets, text)
+    shipped = devset_table1.METHODS["prob2vec"].defaults["borrowed_text_weight"]
+    assert all(report[b]["chosen"] == shipped for b in ("openstax", "openintro", "gs")) and report["all"]["chosen"] == shipped
+
+
+def test_the_borrowed_weight_folds_hold_first_and_third_samples_and_score_the_second() -> None:
+    """The borrowed weight's folds are cv_triplets' (stop 37): a book's first and third samples'
+    triplets, chosen on; its second sample's, scored as fresh and never chosen on. Here the fresh
+    triplet is the tuning one reversed, so the weight right on the folds is wrong on it."""
+    import numpy as np
+
+    from benchmarks import devset_table1
+
+    bank, sets, text = _borrowing_bank(devset_table1)
+    for b in ("openstax", "openintro", "gs"):
+        a, pos, neg = bank.triplets[b][0]
+        bank.triplets[f"{b}-3"] = np.array([[a, pos, neg]])
+        bank.triplets[f"{b}-2"] = np.array([[a, neg, pos]])
+    report = devset_table1.cross_validate_borrowed(bank, sets, text, seeds=2)
+    for held in ("openstax", "openintro", "gs"):
+        row = report[held]
+        assert row["chosen"] == 1.0 and (row["held_out_accuracy"], row["fresh_accuracy"]) == (1.0, 0.0)
+        assert row["default_fresh_accuracy"] == np.mean([1.0, 0.0, 0.0])  # the reversed triplet: right on rules only
+    assert report["all"]["fresh_accuracy"] == 0.0
+
+
 def test_the_triplet_anatomy_sorts_triplets_by_what_the_concepts_alone_say() -> None:
     """devset_table1's "why the triplets fail": a tie (B and C with the same concepts) is decided by the
     text alone; otherwise plain overlap (Jaccard) agrees, disagrees or is even; each kind counts the
