@@ -438,8 +438,9 @@ def cross_validate_borrowed(bank: Bank, sets: dict[str, list[list[int]]], text: 
     d = METHODS["prob2vec"].defaults
     shipped = float(d["borrowed_text_weight"])
     weights = sorted(set(BORROWED_WEIGHTS) | {shipped})
-    # correct[weight][source][set]: every draw's judgements of the set's triplets, one after another
-    correct = {wb: {s: {b: [] for b in [*tuning, *(f"{b} fresh" for b in fresh)]} for s in BORROWED_SOURCES} for wb in weights}
+    parts = {"tuning": tuning, "fresh": fresh}
+    # judged[part][weight][source][book]: every draw's judgements of the book's triplets, one after another
+    judged = {part: {wb: {s: {b: [] for b in triplets} for s in BORROWED_SOURCES} for wb in weights} for part, triplets in parts.items()}
     for source in BORROWED_SOURCES:
         recall = concept_recall(bank, sets[source])
         for seed in range(max(1, seeds)):
@@ -448,14 +449,15 @@ def cross_validate_borrowed(bank: Bank, sets: dict[str, list[list[int]]], text: 
             for wb in weights:
                 rows = text_weights_from_recall(recall, d["text_weight"], wb) if d["text_weight_from_recall"] else None
                 vectors = fill(base.vectors, base.missing, text, d["borrow_k"], d["text_weight"], wb, rows)[0]
-                for b, triplets in [*tuning.items(), *((f"{b} fresh", t) for b, t in fresh.items())]:
-                    correct[wb][source][b].append(triplet_correct(vectors, triplets))
+                for part, triplets in parts.items():
+                    for b, t in triplets.items():
+                        judged[part][wb][source][b].append(triplet_correct(vectors, t))
 
-    def accuracy(wb: float, books: list[str], sources: tuple[str, ...] = BORROWED_SOURCES) -> float | None:
-        books = [b for b in books if b in correct[wb][sources[0]]]
+    def accuracy(wb: float, books: list[str], part: str = "tuning", sources: tuple[str, ...] = BORROWED_SOURCES) -> float | None:
+        books = [b for b in books if b in parts[part]]
         if not books:
             return None
-        return float(np.mean([np.concatenate(correct[wb][s][b]).mean() for s in sources for b in books]))
+        return float(np.mean([np.concatenate(judged[part][wb][s][b]).mean() for s in sources for b in books]))
 
     def best(books: list[str]) -> float:
         return max(weights, key=lambda wb: (round(accuracy(wb, books) or 0.0, 9), wb == shipped))
@@ -465,15 +467,14 @@ def cross_validate_borrowed(bank: Bank, sets: dict[str, list[list[int]]], text: 
         chosen = best([b for b in folds if b != held])
         report[held] = {"chosen": chosen, "held_out_accuracy": accuracy(chosen, [held]), "default_accuracy": accuracy(shipped, [held]),
                         "plain": accuracy(d["text_weight"], [held]),
-                        "fresh_accuracy": accuracy(chosen, [f"{held} fresh"]), "default_fresh_accuracy": accuracy(shipped, [f"{held} fresh"])}
+                        "fresh_accuracy": accuracy(chosen, [held], "fresh"), "default_fresh_accuracy": accuracy(shipped, [held], "fresh")}
     chosen = best(folds)
-    fresh_sets = [f"{b} fresh" for b in fresh]
     report["all"] = {"chosen": chosen, "accuracy": accuracy(chosen, folds), "default": shipped, "default_accuracy": accuracy(shipped, folds),
                      "plain_accuracy": accuracy(d["text_weight"], folds),
-                     "fresh_accuracy": accuracy(chosen, fresh_sets), "default_fresh_accuracy": accuracy(shipped, fresh_sets),
+                     "fresh_accuracy": accuracy(chosen, folds, "fresh"), "default_fresh_accuracy": accuracy(shipped, folds, "fresh"),
                      "folds_accuracy": float(np.mean([report[b]["held_out_accuracy"] for b in folds])),
                      "shipped_folds_accuracy": float(np.mean([report[b]["default_accuracy"] for b in folds])),
-                     "by_source": {s: {wb: {"tuning": accuracy(wb, folds, (s,)), "fresh": accuracy(wb, fresh_sets, (s,))} for wb in weights}
+                     "by_source": {s: {wb: {part: accuracy(wb, folds, part, (s,)) for part in parts} for wb in weights}
                                    for s in BORROWED_SOURCES}}
     return report
 
