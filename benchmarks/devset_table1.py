@@ -87,7 +87,7 @@ sys.path.insert(0, str(ROOT))
 from benchmarks import devsets  # noqa: E402
 from concepts import extraction, learned  # noqa: E402  (pure)
 from embeddings.algorithms.methods import METHODS, BankData, embed  # noqa: E402  (pure)
-from embeddings.algorithms.fallback import fill, join_text, recall_by_collection, text_weights_from_recall, unit_rows  # noqa: E402
+from embeddings.algorithms.fallback import TRIPLET_SHARE_MIN, fill, join_text, recall_by_collection, text_weights_from_recall, unit_rows  # noqa: E402
 from embeddings.algorithms.metrics import bootstrap_interval, triplet_correct  # noqa: E402
 from embeddings.algorithms.text import lsa_vectors  # noqa: E402
 from problems.demo_course import DEMO_DIR, bank_files, demo_rules, read_jsonl, read_tsv  # noqa: E402
@@ -105,6 +105,7 @@ class Bank:
     triplets: dict[str, np.ndarray] = field(default_factory=dict)  # book -> (m, 3) row indices
     slugs: list[str] = field(default_factory=list)
     held_out: set[int] = field(default_factory=set)  # rows held out from rule writing: the books' second samples
+    share_triplets: bool = False  # collections choose their text share on their accepted triplets (fallback step 4, off by default)
 
     def sets(self, found: list[set[str]] | list[list[str] | None]) -> list[list[int]]:
         col = {s: j for j, s in enumerate(self.slugs)}
@@ -220,10 +221,44 @@ def recall_per_book(bank: Bank, concept_sets: list[list[int]]) -> dict[str, dict
     return out
 
 
+def accepted_triplets(bank: Bank) -> dict[str, list[str]]:
+    """Per collection of the bank, the triplet sets a course would have accepted: every set but the
+    second samples' and the test splits' (the yardsticks nothing is chosen on). A book's third sample's
+    triplets belong to the book's collection."""
+    measured = {*devsets.SECOND_SAMPLES.values(), *devsets.TEST_SETS.values()}
+    out: dict[str, list[str]] = {}
+    for name in bank.triplets:
+        if name not in measured:
+            out.setdefault(devsets.origin(name) if name in devsets.THIRD_SAMPLES.values() else name, []).append(name)
+    return out
+
+
+def step4(bank: Bank) -> dict[str, int]:
+    """The parameter that turns fallback step 4 on, where the bank asks for it (``--triplet-share``)."""
+    return {"triplet_share_min": TRIPLET_SHARE_MIN} if bank.share_triplets else {}
+
+
 def bank_data(bank: Bank, sets: dict[str, list[list[int]]], source: str, text: np.ndarray) -> BankData:
-    """The pure BankData the app would build for one source: the labels source has no recall to measure."""
+    """The pure BankData the app would build for one source: the labels source has no recall to measure.
+    With ``bank.share_triplets`` the collections' accepted triplets go with it, so that a collection with
+    enough of them chooses its text share on them (fallback step 4), as the app's rules and hybrid runs do."""
     recall = None if source == "labels" else concept_recall(bank, sets[source])
-    return BankData(sets[source], len(bank.slugs), texts=bank.texts, text_vectors=text, concept_recall=recall)
+    accepted = ({g: np.vstack([bank.triplets[n] for n in names]).reshape(-1, 3) for g, names in accepted_triplets(bank).items()}
+                if bank.share_triplets else None)
+    return BankData(sets[source], len(bank.slugs), texts=bank.texts, text_vectors=text, concept_recall=recall,
+                    groups=list(bank.books), share_triplets=accepted)
+
+
+def set_correct(bank: Bank, vectors: np.ndarray, notes: dict, name: str) -> np.ndarray:
+    """Per triplet of the set ``name``, right or wrong. Where the set's collection chose its text share on
+    triplets that include this set's, each is scored with the share chosen on the other folds
+    (``notes["triplet_share"]``), as the app's `evaluate_triplets` scores accepted triplets."""
+    chosen = notes.get("triplet_share", {})
+    for group, names in accepted_triplets(bank).items():
+        if name in names and group in chosen:
+            start = sum(len(bank.triplets[n]) for n in names[: names.index(name)])
+            return np.asarray(chosen[group]["out_of_fold"][start : start + len(bank.triplets[name])], dtype=bool)
+    return triplet_correct(vectors, bank.triplets[name])
 
 
 def minilm_vectors(texts: list[str]) -> np.ndarray:
@@ -239,10 +274,10 @@ def minilm_vectors(texts: list[str]) -> np.ndarray:
     return vectors
 
 
-def scores(vectors: np.ndarray, triplets: dict[str, np.ndarray]) -> dict[str, dict[str, float]]:
+def scores(vectors: np.ndarray, triplets: dict[str, np.ndarray], bank: Bank | None = None, notes: dict | None = None) -> dict[str, dict[str, float]]:
     out = {}
     for book, t in triplets.items():
-        correct = triplet_correct(vectors, t)
+        correct = set_correct(bank, vectors, notes, book) if bank is not None and notes else triplet_correct(vectors, t)
         low, high = bootstrap_interval(correct)
         out[book] = {"accuracy": float(correct.mean()), "low": low, "high": high}
     return out
@@ -259,9 +294,9 @@ def seed_spread(bank: Bank, sets: dict[str, list[list[int]]], methods: list[str]
             acc = {b: [] for b in bank.triplets}
             for seed in range(seeds):
                 first = seed * int(METHODS[method].defaults.get("ensemble", 1))
-                vectors = embed(method, bank_data(bank, sets, source, text), {"seed": first}).vectors
-                for b, t in bank.triplets.items():
-                    acc[b].append(float(triplet_correct(vectors, t).mean()))
+                run = embed(method, bank_data(bank, sets, source, text), {"seed": first, **step4(bank)})
+                for b in bank.triplets:
+                    acc[b].append(float(set_correct(bank, run.vectors, run.notes, b).mean()))
             out.setdefault(method, {})[source] = {b: {"mean": float(np.mean(a)), "sd": float(np.std(a)), "runs": a} for b, a in acc.items()}
     return out
 
@@ -308,12 +343,23 @@ def table1(bank: Bank, sets: dict[str, list[list[int]]], methods: list[str], tex
             results[method] = {"text": scores(vectors, bank.triplets)}
             continue
         for source in SOURCES:
-            out = embed(method, bank_data(bank, sets, source, text))
-            scored = scores(out.vectors, bank.triplets)
+            out = embed(method, bank_data(bank, sets, source, text), step4(bank))
+            scored = scores(out.vectors, bank.triplets, bank, out.notes)
             for book, t in bank.triplets.items():
-                scored[book]["anatomy"] = anatomy(sets[source], t, triplet_correct(out.vectors, t))
+                scored[book]["anatomy"] = anatomy(sets[source], t, set_correct(bank, out.vectors, out.notes, book))
+
             results.setdefault(method, {})[source] = scored
     return results
+
+
+def triplet_shares(bank: Bank, sets: dict[str, list[list[int]]], text: np.ndarray) -> dict[str, dict[str, dict]]:
+    """Per source with a recall (rules, hybrid, unseen), Prob2Vec's text share per collection as its
+    accepted triplets chose it (fallback step 4), without the per-triplet out-of-fold judgements."""
+    out = {}
+    for source in SOURCES[1:]:
+        notes = embed("prob2vec", bank_data(bank, sets, source, text), step4(bank)).notes
+        out[source] = {g: {k: v for k, v in r.items() if k != "out_of_fold"} for g, r in notes.get("triplet_share", {}).items()}
+    return out
 
 
 GRID = {
@@ -522,6 +568,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="measure each book's recall on every label, as before stop 35, not on its held-out second sample")
     parser.add_argument("--fallback-text", choices=("lsa", "minilm"), default=METHODS["prob2vec"].defaults["fallback_text"],
                         help="the text vectors of the concept methods' fallback (default: the shipped default)")
+    parser.add_argument("--triplet-share", action="store_true",
+                        help="fallback step 4 on (not the default): a collection with 30 accepted triplets (the first and third samples', the demo's) chooses its text share on them; those triplets are then scored out of fold")
     parser.add_argument("--seeds", type=int, default=0, metavar="N",
                         help="also: Prob2Vec and blend over N draws (mean and SD of the accuracy); with --cv, every setting is scored over N draws")
     parser.add_argument("--compare-fallback-text", action="store_true",
@@ -544,6 +592,7 @@ def main(argv: list[str] | None = None) -> int:
     bank = load_bank(test_splits=args.test_splits, genre_dev=args.genre_dev)
     if args.no_held_out:
         bank.held_out.clear()
+    bank.share_triplets = args.triplet_share
     order = [*BOOK_ORDER, *(n for n in (*devsets.THIRD_SAMPLES.values(), *devsets.SECOND_SAMPLES.values()) if n in bank.triplets),
              *(devsets.TEST_SETS.values() if args.test_splits else ()), *(devsets.GENRE_DEV.values() if args.genre_dev else ())]
     sets, info = source_sets(bank, learned_config=learned.LearnedConfig(thresholds_against_rules=not args.thresholds_alone))
@@ -552,6 +601,7 @@ def main(argv: list[str] | None = None) -> int:
     else:
         text = lsa_vectors(bank.texts, dim=int(METHODS["prob2vec"].defaults["text_dim"]))
     results = table1(bank, sets, methods, text)
+    shares = triplet_shares(bank, sets, text) if "prob2vec" in methods and bank.share_triplets else {}
     cv = {**cross_validate(bank, sets["labels"], text, seeds=max(1, args.seeds)), "borrowed": cross_validate_borrowed(bank, sets, text, seeds=max(1, args.seeds))} if args.cv else None
     spread = seed_spread(bank, sets, methods, text, args.seeds) if args.seeds > 1 else None
     compared = None
@@ -561,7 +611,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         print(json.dumps({"bank": len(bank.texts), "triplets": {b: len(t) for b, t in bank.triplets.items()}, **info,
                           "rules_recall": recall_per_book(bank, sets["rules"]),
-                          "results": results, "cv": cv, "fallback_text": compared, "seeds": spread}, indent=1, default=str))
+                          "results": results, "triplet_share": shares, "cv": cv, "fallback_text": compared, "seeds": spread}, indent=1, default=str))
         return 0
     no_concepts = {s: sum(1 for b in BOOK_ORDER[:3] for row in bank.triplets[b] for i in row if not sets[s][i]) for s in SOURCES}
     print(f"fallback text: {args.fallback_text}; recall measured on " + ("every label" if not bank.held_out else f"the {len(bank.held_out)} held-out problems (second samples)"))
@@ -572,6 +622,10 @@ def main(argv: list[str] | None = None) -> int:
     ))
     print(f"bank: {len(bank.texts)} problems; triplets: " + ", ".join(f"{b} {len(bank.triplets[b])}" for b in order))
     print(f"hybrid: {info['learned_concepts']} concepts learned, {info['added']} concepts added, {info['hybrid_seconds']} s")
+    for source, by_group in shares.items():
+        print(f"Prob2Vec on {source}: text share chosen on a collection's accepted triplets (fallback step 4): " + ("; ".join(
+            f"{g} {r['share']:.2f} on {r['triplets']} (recall's {r['recall_share']:.2f}; {pct(r['recall_share_accuracy'])} -> {pct(r['accuracy'])}%, "
+            f"out of fold {pct(r['out_of_fold_accuracy'])}%)" for g, r in by_group.items()) or "none"))
     print("triplet members without concepts (dev books): " + ", ".join(f"{s} {n}" for s, n in no_concepts.items()))
     what = {
         **{name: " (TEST split: rules never written from it, so its 'rules' are 'unseen')" for name in devsets.TEST_SETS.values()},

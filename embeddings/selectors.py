@@ -173,7 +173,10 @@ def _usable(rows: np.ndarray) -> np.ndarray:
 def triplet_results(triplets: list[tuple[int, int, int]]) -> dict[str, dict[str, dict[str, float] | None]]:
     """Every method's newest run on the triplets: {method: {source: {accuracy, low, high}}}, the 95%
     bootstrap interval around the accuracy; None where there are no triplets. A triplet whose problem
-    is not in the run, or has no vector, counts as wrong."""
+    is not in the run, or has no vector, counts as wrong. A triplet that chose its collection's text
+    share (fallback step 4) is judged as the run judged it with the share chosen on the other folds of
+    those triplets (``notes["triplet_share_out_of_fold"]``), so the figure never grades a choice on the
+    triplets it was made on."""
     from embeddings.algorithms.metrics import bootstrap_interval, triplet_correct
 
     table: dict[str, dict[str, dict[str, float] | None]] = {}
@@ -185,6 +188,9 @@ def triplet_results(triplets: list[tuple[int, int, int]]) -> dict[str, dict[str,
         ids, vectors = run_arrays(run)
         rows = triplet_rows(triplets, ids)
         correct = triplet_correct(vectors, np.where(rows < 0, 0, rows)) & (rows >= 0).all(axis=1)
+        out_of_fold = {(a, p, n): bool(right) for a, p, n, right in (run.notes or {}).get("triplet_share_out_of_fold", [])}
+        if out_of_fold:
+            correct = np.array([out_of_fold.get(tuple(t), c) for t, c in zip(triplets, correct.tolist())], dtype=bool)
         low, high = bootstrap_interval(correct)
         table.setdefault(method, {})[source] = {"accuracy": float(correct.mean()), "low": low, "high": high}
     return table

@@ -220,6 +220,10 @@ def _state_fingerprint(method: str, source: str, params: dict[str, Any]) -> tupl
         from concepts.models import HeldOutProblem
 
         source_state = [source_state, HeldOutProblem.objects.aggregate(n=Count("id"), top=Max("id"))]
+        if int(params.get("triplet_share_min", 0)) > 0:
+            # A collection's accepted triplets choose its text share (fallback step 4): which ones are accepted.
+            accepted = SimilarityTriplet.objects.filter(status=TripletStatus.ACCEPTED).order_by("id").values_list("id", flat=True)
+            source_state.append(hashlib.sha256(",".join(map(str, accepted)).encode()).hexdigest())
     raw = json.dumps([ALGORITHMS_VERSION, method, source, sorted(params.items()), problems_state, source_state, glove], default=str)
     return hashlib.sha256(raw.encode()).hexdigest(), extraction
 
@@ -233,7 +237,12 @@ def embedding_run_start(*, method: str, source: str = ConceptSource.LABELS, para
         raise EmbeddingInputError(f"unknown method {method!r}; known: {', '.join(METHODS)}")
     if source not in ConceptSource.values:
         raise EmbeddingInputError(f"unknown source {source!r}; use labels, rules or hybrid")
-    site = {"fallback_text": settings.EMBEDDING_FALLBACK_TEXT} if settings.EMBEDDING_FALLBACK_TEXT and METHODS[method].kind == "concepts" else {}
+    site: dict[str, Any] = {}
+    if METHODS[method].kind == "concepts":
+        if settings.EMBEDDING_FALLBACK_TEXT:
+            site["fallback_text"] = settings.EMBEDDING_FALLBACK_TEXT
+        if settings.EMBEDDING_TRIPLET_SHARE_MIN:
+            site["triplet_share_min"] = settings.EMBEDDING_TRIPLET_SHARE_MIN
     params = {**METHODS[method].defaults, **site, **(params or {})}
     if METHODS[method].kind == "text":
         source = ConceptSource.LABELS  # text methods read no concepts: one run serves both sources
@@ -309,9 +318,11 @@ def bank_data(
     from concepts.selectors import selected_words
 
     recall, by_collection = None, {}
+    collections = [collection for _, collection, _ in bank]
+    share_triplets = None
     if source in (ConceptSource.RULES, ConceptSource.HYBRID):
-        collections = [collection for _, collection, _ in bank]
         recall, by_collection = concept_recall_by_collection(row=row, collections=collections, concept_sets=sets, index=index)
+        share_triplets = accepted_triplet_rows(row=row, collections=collections)
     return ids, slugs, BankData(
         concept_sets=sets,
         n_concepts=len(slugs),
@@ -319,7 +330,20 @@ def bank_data(
         glove_path=os.getenv("GLOVE_PATH") or None,
         selected_words=selected_words() if with_selected_words else None,
         concept_recall=recall,
+        groups=collections,
+        share_triplets=share_triplets,
     ), by_collection
+
+
+def accepted_triplet_rows(*, row: dict[int, int], collections: list[str]) -> dict[str, np.ndarray]:
+    """The accepted triplets as rows of the bank, per collection (fallback step 4: a collection with
+    enough of them chooses its text share on them). A triplet with a problem outside the bank or in
+    another collection than its anchor's is left out."""
+    out: dict[str, list[tuple[int, int, int]]] = {}
+    for a, p, n in SimilarityTriplet.objects.filter(status=TripletStatus.ACCEPTED).order_by("id").values_list("anchor_id", "positive_id", "negative_id"):
+        if a in row and p in row and n in row and collections[row[a]] == collections[row[p]] == collections[row[n]]:
+            out.setdefault(collections[row[a]], []).append((row[a], row[p], row[n]))
+    return {name: np.asarray(t, dtype=np.int64).reshape(-1, 3) for name, t in out.items()}
 
 
 def concept_recall_by_collection(
@@ -489,6 +513,14 @@ def embedding_run_execute(*, run_id: int, redelivered: bool = False) -> None:
             if entry["recall"] is not None:
                 entry["text_weight"] = round(float(text_weights_from_recall(np.array([entry["recall"]]), base, cap)[0]), 4)
         result.notes["concept_recall"] = recall_by_collection
+    if "triplet_share" in result.notes:
+        # Per collection, the share its accepted triplets chose; per triplet (problem ids), whether the share
+        # chosen on the other folds orders it, which is how evaluate_triplets scores it (selectors.triplet_results).
+        out_of_fold = []
+        for name, entry in result.notes["triplet_share"].items():
+            for (a, p, n), right in zip(data.share_triplets[name].tolist(), entry.pop("out_of_fold")):
+                out_of_fold.append([ids[a], ids[p], ids[n], int(right)])
+        result.notes["triplet_share_out_of_fold"] = out_of_fold
     if result.concept_vectors is not None:
         from embeddings.algorithms.cooccurrence import concept_frequencies
 

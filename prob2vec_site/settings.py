@@ -191,6 +191,12 @@ RULE_FALLBACK_BUDGET_SECONDS = float(os.getenv("RULE_FALLBACK_BUDGET_SECONDS", "
 EMBEDDING_FALLBACK_TEXT = os.getenv("EMBEDDING_FALLBACK_TEXT", "")
 if EMBEDDING_FALLBACK_TEXT not in {"", "lsa", "minilm"}:
     raise ImproperlyConfigured(f"Unexpected value EMBEDDING_FALLBACK_TEXT={EMBEDDING_FALLBACK_TEXT}, use 'minilm' or 'lsa'")
+# Fallback step 4 (README, "No problem without a vector"): in rules and hybrid runs, a collection with at least
+# this many accepted triplets chooses its text share on them. Empty or 0: off (the default); 30 is what was measured.
+_triplet_share_min = os.getenv("EMBEDDING_TRIPLET_SHARE_MIN", "").strip()
+if _triplet_share_min and not (_triplet_share_min.isdigit()):
+    raise ImproperlyConfigured(f"Unexpected value EMBEDDING_TRIPLET_SHARE_MIN={_triplet_share_min}, use a whole number of triplets (0: off)")
+EMBEDDING_TRIPLET_SHARE_MIN = int(_triplet_share_min or 0)
 # The same attempt posted again within this many seconds (a double click, a client's retry) is stored once.
 ATTEMPT_DUPLICATE_WINDOW_SECONDS = float(os.getenv("ATTEMPT_DUPLICATE_WINDOW_SECONDS", "10"))
 FILE_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024

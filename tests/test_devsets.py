@@ -844,3 +844,27 @@ def test_rule_pruning_deletes_the_lines_the_analysis_page_lists_and_keeps_the_re
     # a rule whose every line goes is left out
     kept, dropped = pruned({"nchoosek": {"pattern": r"\bselect", "ignore_case": True}}, texts, truth, listed)
     assert kept == {} and dropped == 1
+
+
+def test_with_the_triplet_share_on_a_books_tuning_triplets_choose_its_share_and_are_scored_out_of_fold() -> None:
+    """devset_table1 --triplet-share (stop 38): a book's first and third samples' triplets, and the
+    demo's, are what a course would have accepted; the second samples' and the test splits' never are.
+    A set that chose its book's share is scored with the share chosen on the other folds; a fresh set
+    with the run's own vectors."""
+    import numpy as np
+
+    from benchmarks import devset_table1
+
+    bank = devset_table1.Bank(slugs=["c0"])
+    for name, m in (("gs", 2), ("gs-3", 3), ("gs-2", 2), ("demo", 1), ("math", 1)):
+        bank.triplets[name] = np.arange(3 * m).reshape(m, 3)
+    assert devset_table1.accepted_triplets(bank) == {"gs": ["gs", "gs-3"], "demo": ["demo"]}
+    vectors = np.array([[1.0, 0.0], [0.9, 0.1], [0.0, 1.0]] * 3)  # every triplet right with these vectors
+    notes = {"triplet_share": {"gs": {"out_of_fold": [1, 0, 0, 1, 0]}}}
+    assert devset_table1.set_correct(bank, vectors, notes, "gs").tolist() == [True, False]
+    assert devset_table1.set_correct(bank, vectors, notes, "gs-3").tolist() == [False, True, False]
+    assert devset_table1.set_correct(bank, vectors, notes, "gs-2").tolist() == [True, True]
+    assert devset_table1.set_correct(bank, vectors, notes, "demo").tolist() == [True]  # no share chosen there
+    assert devset_table1.step4(bank) == {} and not devset_table1.bank_data(bank, {"rules": [[0]] * 9}, "rules", vectors).share_triplets
+    bank.share_triplets = True
+    assert devset_table1.step4(bank) == {"triplet_share_min": 30}

@@ -40,6 +40,10 @@ FALLBACK_TEXTS = ("lsa", "minilm")
 # takes more of its cosines from the text (fallback.py, step 3).
 FALLBACK_DEFAULTS: dict[str, Any] = {
     "text_weight": 0.1, "borrow_k": 5, "text_dim": 128, "borrowed_text_weight": 0.5, "fallback_text": "minilm", "text_weight_from_recall": True,
+    # Step 4 (stop 38): a collection with this many accepted triplets chooses its text share on them. 0, the
+    # default: never (on the dev books' tuning triplets it neither gains nor loses, README); a site turns it
+    # on with EMBEDDING_TRIPLET_SHARE_MIN (fallback.TRIPLET_SHARE_MIN = 30 is what was measured).
+    "triplet_share_min": 0,
 }
 
 
@@ -57,6 +61,10 @@ class BankData:
     # Per problem, the concept source's recall (the share of expert-labelled concepts it finds) on the
     # labelled problems of the problem's collection; NaN where unknown. None: unknown everywhere.
     concept_recall: np.ndarray | None = None
+    # Per problem, its collection, and per collection its accepted triplets as (m, 3) rows: where the
+    # recall sets the text share, a collection with enough triplets chooses its share on them (fallback step 4).
+    groups: list[str] | None = None
+    share_triplets: dict[str, np.ndarray] | None = None
 
 
 @dataclass
@@ -148,9 +156,23 @@ def _with_fallback(out: Embedding, data: BankData, p: dict[str, Any]) -> Embeddi
         if len(data.concept_recall) != len(out.vectors):
             raise ValueError(f"{len(data.concept_recall)} recall values for {len(out.vectors)} problems")
         row_weights = fallback.text_weights_from_recall(data.concept_recall, weight, borrowed_weight)
-    vectors, borrowed, no_concepts = fallback.fill(out.vectors, out.missing, text, k, weight, borrowed_weight, row_weights)
+    vectors, no_concepts = out.vectors, list(out.missing)
+    if k > 0 and no_concepts:
+        vectors, no_concepts = fallback.borrow_missing(vectors, no_concepts, text, k)
+    borrowed = sorted(set(out.missing) - set(no_concepts))
+    shares: dict[str, dict] = {}
+    min_triplets = int(p.get("triplet_share_min", 0))
+    if row_weights is not None and min_triplets > 0 and data.share_triplets:
+        if data.groups is None or len(data.groups) != len(out.vectors):
+            raise ValueError("triplets that choose a text share need each problem's collection (BankData.groups)")
+        row_weights, shares = fallback.shares_from_triplets(
+            vectors, text, weight, borrowed, borrowed_weight, row_weights, data.groups, data.share_triplets, min_triplets
+        )
+    vectors = fallback.join_text(vectors, text, weight, borrowed, borrowed_weight, row_weights)
     notes = {**out.notes, "fallback_text": source if data.text_vectors is None else "given", "text_weight": weight, "borrowed_text_weight": borrowed_weight,
              "without_concepts": len(out.missing), "borrowed": len(borrowed)}
+    if shares:
+        notes["triplet_share"] = shares
     if row_weights is not None:
         raised = np.setdiff1d(np.flatnonzero(row_weights > weight), borrowed)
         notes["text_weight_raised"] = {"problems": int(len(raised)), "max": round(float(row_weights[raised].max()), 4) if len(raised) else weight}

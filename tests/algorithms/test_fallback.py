@@ -278,3 +278,75 @@ def test_a_collection_with_enough_held_out_problems_measures_its_recall_on_them_
     # A held-out row outside the labels counts for nothing; "b" has too few labels either way.
     assert fallback.recall_by_collection(collections, sets, truth, min_labelled=2, held_out={3, 4, 5})[1]["a"]["held_out"] == 2
     assert summary["b"]["recall"] is None and np.isnan(recall[6])
+
+
+def _disagreeing_bank(m: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """m triplets (rows 3i, 3i+1, 3i+2) whose concepts put C closer to A (cos 0.8 against 0.2) and whose
+    text puts B closer (0.9 against 0.1): (1 - w)(0.2 - 0.8) + w(0.9 - 0.1) > 0 only for w > 0.43."""
+
+    def at(cosines: tuple[float, float]) -> np.ndarray:
+        return np.array([[1.0, 0.0], [cosines[0], np.sqrt(1 - cosines[0] ** 2)], [cosines[1], -np.sqrt(1 - cosines[1] ** 2)]])
+
+    concepts = np.vstack([at((0.2, 0.8))] * m)
+    text = np.vstack([at((0.9, 0.1))] * m)
+    return concepts, text, np.arange(3 * m).reshape(m, 3)
+
+
+def test_a_collection_with_enough_accepted_triplets_takes_the_text_share_that_orders_them() -> None:
+    """Step 4: the recall's share (0.1) gets none of the 40 triplets right; every share over 0.43 gets all,
+    and the nearest of them to the recall's share is taken. Rows of another collection keep theirs."""
+    concepts, text, triplets = _disagreeing_bank(40)
+    other = np.eye(2)[[0, 1]]
+    vectors, text = np.vstack([concepts, other]), np.vstack([text, other])
+    groups = ["book"] * 120 + ["demo"] * 2
+    weights = np.full(122, 0.1)
+    weights[-2:] = 0.3
+    chosen, report = fallback.shares_from_triplets(vectors, text, 0.1, [], 0.5, weights, groups, {"book": triplets})
+    assert report["book"]["share"] == 0.5 and report["book"]["triplets"] == 40
+    assert report["book"]["recall_share"] == 0.1
+    assert (report["book"]["accuracy"], report["book"]["recall_share_accuracy"]) == (1.0, 0.0)
+    assert report["book"]["out_of_fold"] == [1] * 40 and report["book"]["out_of_fold_accuracy"] == 1.0
+    assert np.allclose(chosen[:120], 0.5) and np.allclose(chosen[-2:], 0.3)
+    assert np.allclose(weights, [0.1] * 120 + [0.3] * 2)  # the input is not changed
+    joined = fallback.join_text(vectors, text, 0.1, row_weights=chosen)
+    assert triplet_accuracy(joined, triplets) == 1.0
+
+
+def test_too_few_triplets_or_a_tie_keep_the_recalls_share() -> None:
+    concepts, text, triplets = _disagreeing_bank(29)
+    weights = np.full(87, 0.1)
+    chosen, report = fallback.shares_from_triplets(concepts, text, 0.1, [], 0.5, weights, ["book"] * 87, {"book": triplets})
+    assert report == {} and np.array_equal(chosen, weights)  # 29 < TRIPLET_SHARE_MIN
+    # Triplets that every share orders alike (concepts and text agree): the recall's share stays.
+    agree = np.vstack([np.array([[1.0, 0.0], [0.9, np.sqrt(0.19)], [0.1, -np.sqrt(0.99)]])] * 30)
+    chosen, report = fallback.shares_from_triplets(agree, agree, 0.1, [], 0.5, np.full(90, 0.32), ["book"] * 90, {"book": np.arange(90).reshape(30, 3)})
+    assert report["book"]["share"] == 0.32 and np.allclose(chosen, 0.32)
+
+
+def test_rows_that_borrowed_keep_the_borrowed_weight_and_triplets_stay_in_their_collection() -> None:
+    concepts, text, triplets = _disagreeing_bank(30)
+    chosen, report = fallback.shares_from_triplets(concepts, text, 0.1, [5], 0.5, np.full(90, 0.1), ["book"] * 90, {"book": triplets})
+    assert chosen[5] == 0.1 and np.allclose(np.delete(chosen, 5), report["book"]["share"])
+    with pytest.raises(ValueError, match="a triplet of 'book' has a problem of another collection"):
+        fallback.shares_from_triplets(concepts, text, 0.1, [], 0.5, np.full(90, 0.1), ["book"] * 89 + ["other"], {"book": triplets})
+
+
+def test_a_concept_method_lets_a_collections_triplets_choose_its_text_share() -> None:
+    """Through embed(), with triplet_share_min on: where the recall sets the share (rules and hybrid runs),
+    BankData.share_triplets choose it and the notes say so."""
+    m = 30
+    sets = [[0], [1], [0]] * m  # A and C share their concept, B has another: concepts say C
+    text = np.vstack([np.array([[1.0, 0.0], [0.9, np.sqrt(0.19)], [0.1, -np.sqrt(0.99)]])] * m)  # the text says B
+    triplets = {"book": np.arange(3 * m).reshape(m, 3)}
+    data = dict(concept_sets=sets, n_concepts=2, texts=["x"] * (3 * m), text_vectors=text, groups=["book"] * (3 * m), share_triplets=triplets)
+    on = {"triplet_share_min": fallback.TRIPLET_SHARE_MIN}
+    out = embed("onehot", BankData(**data, concept_recall=np.full(3 * m, 0.95)), on)
+    assert out.notes["triplet_share"]["book"]["share"] == 0.6 and out.notes["triplet_share"]["book"]["recall_share_accuracy"] == 0.0
+    assert triplet_accuracy(out.vectors, triplets["book"]) == 1.0
+    text_norms = np.linalg.norm(out.vectors[:, 2:].astype(np.float64), axis=1)
+    assert np.allclose(text_norms ** 2, 0.6, atol=1e-6)
+    # The labels source (no recall), and the default (triplet_share_min 0: off), keep the share as before.
+    for kept in (embed("onehot", BankData(**data), on), embed("onehot", BankData(**data, concept_recall=np.full(3 * m, 0.95)))):
+        assert "triplet_share" not in kept.notes and triplet_accuracy(kept.vectors, triplets["book"]) == 0.0
+    with pytest.raises(ValueError, match="each problem's collection"):
+        embed("onehot", BankData(**{**data, "groups": None}, concept_recall=np.full(3 * m, 0.95)), on)

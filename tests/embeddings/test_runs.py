@@ -326,3 +326,60 @@ def test_a_collection_with_held_out_problems_takes_its_text_share_from_their_rec
     shares = {round(float(np.linalg.norm(v[width:].astype(np.float64)) ** 2), 4) for v in vectors}
     assert shares == {0.5}, "every problem of the book, written from, held out or unlabelled, takes the held-out share"
     assert written_from[0].pk in {int(i) for i in ids}
+
+
+def test_a_collection_with_enough_accepted_triplets_chooses_its_text_share_on_them(
+    client: Any, problem_factory: Any, concept_factory: Any, hana: Any, alice: Any, settings: Any
+) -> None:
+    """Fallback step 4 in a rules run, as a site turns it on (EMBEDDING_TRIPLET_SHARE_MIN=30). In "book" the rules give A and C one concept and B another, while
+    the texts of A and B are near copies: the text share the rules' recall gives (0.1) orders none of
+    the 30 accepted triplets, a share of 0.6 or more orders them all. The run takes the share its
+    triplets choose for every problem of the book (not for the other collection), says so in its notes
+    and on its page, and evaluate_triplets judges each accepted triplet with the share chosen on the
+    other folds. Accepting a triplet is an input of the run."""
+    from concepts.models import Concept
+    from concepts.services import rule_save
+    from embeddings.selectors import accepted_triplets, triplet_results
+
+    concept_factory("nchoosek")
+    concept_factory("permutations")
+    made = []
+    for i in range(30):
+        a = problem_factory(f"Two fair dice are rolled, round {i}. What is the probability that the sum is seven?", collection="book", module="dice")
+        b = problem_factory(f"Two fair dice are rolled, round {i}. What is the probability that the sum is eight?", collection="book", module="dice")
+        c = problem_factory(f"A club of {i + 12} members elects a committee of five. In how many ways?", collection="book", module="dice")
+        made.append((a, b, c))
+        triplet_create(anchor=a, positive=b, negative=c, user=hana, status="accepted")
+    other = problem_factory("Two fair dice are rolled. What is the probability that the sum is seven?", collection="other", module="dice")
+    rule_save(concept=Concept.objects.get(slug="nchoosek"), pattern=r"\bseven\b|\bcommittee\b", user=hana)
+    rule_save(concept=Concept.objects.get(slug="permutations"), pattern=r"\beight\b", user=hana)
+    call_command("extract_concepts", stdout=io.StringIO())
+    off = rebuild(method="onehot", source="rules")  # the default: the share from the recall alone
+    assert "triplet_share" not in off.notes and off.params["triplet_share_min"] == 0
+    assert triplet_results(accepted_triplets("book"))["onehot"]["rules"]["accuracy"] == 0.0
+    settings.EMBEDDING_TRIPLET_SHARE_MIN = 30
+    run = rebuild(method="onehot", source="rules")
+    assert run.status == "done" and run.id != off.id and run.params["triplet_share_min"] == 30
+    chosen = run.notes["triplet_share"]["book"]
+    assert chosen["triplets"] == 30 and chosen["recall_share"] == 0.1 and chosen["share"] >= 0.6
+    assert (chosen["recall_share_accuracy"], chosen["accuracy"], chosen["out_of_fold_accuracy"]) == (0.0, 1.0, 1.0)
+    assert sorted(tuple(t[:3]) for t in run.notes["triplet_share_out_of_fold"]) == sorted((a.pk, b.pk, c.pk) for a, b, c in made)
+    ids, vectors = run_arrays(run)
+    width = run_concept_vectors(run).shape[1]
+    shares = {int(pid): round(float(np.linalg.norm(v[width:].astype(np.float64)) ** 2), 4) for pid, v in zip(ids, vectors)}
+    assert shares[other.pk] == 0.1 and {shares[p.pk] for t in made for p in t} == {chosen["share"]}
+    assert triplet_results(accepted_triplets("book"))["onehot"]["rules"]["accuracy"] == 1.0
+    # The figure on accepted triplets is the out-of-fold one: a triplet the other folds' share got wrong counts as wrong.
+    run.notes["triplet_share_out_of_fold"][0][3] = 0
+    run.save(update_fields=["notes"])
+    assert triplet_results(accepted_triplets("book"))["onehot"]["rules"]["accuracy"] == pytest.approx(29 / 30)
+    client.force_login(alice)
+    page = client.get(reverse("embeddings:lab-run", args=[run.pk])).content.decode()
+    table = page[page.index('id="triplet-share"'):page.index("</table>", page.index('id="triplet-share"'))]
+    assert f"<td>book</td><td class=\"num\">30</td><td class=\"num\">0.10</td><td class=\"num\">0.0%</td><td class=\"num\">{chosen['share']:.2f}</td>" in table
+    # One more accepted triplet changes the rules run's inputs (with the step off it does not).
+    a, b, c = made[0]
+    triplet_create(anchor=b, positive=a, negative=c, user=hana, status="accepted")
+    assert embedding_run_start(method="onehot", source="rules").id != run.id
+    settings.EMBEDDING_TRIPLET_SHARE_MIN = 0
+    assert embedding_run_start(method="onehot", source="rules").id == off.id
