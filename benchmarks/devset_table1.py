@@ -105,7 +105,7 @@ class Bank:
     triplets: dict[str, np.ndarray] = field(default_factory=dict)  # book -> (m, 3) row indices
     slugs: list[str] = field(default_factory=list)
     held_out: set[int] = field(default_factory=set)  # rows held out from rule writing: the books' second samples
-    share_triplets: bool = False  # collections choose their text share on their accepted triplets (fallback step 4, off by default)
+    share_triplets: bool = False  # collections choose their text share on their accepted triplets (README step 5; off by default)
 
     def sets(self, found: list[set[str]] | list[list[str] | None]) -> list[list[int]]:
         col = {s: j for j, s in enumerate(self.slugs)}
@@ -234,14 +234,14 @@ def accepted_triplets(bank: Bank) -> dict[str, list[str]]:
 
 
 def step4(bank: Bank) -> dict[str, int]:
-    """The parameter that turns fallback step 4 on, where the bank asks for it (``--triplet-share``)."""
+    """The parameter that turns on the text share from accepted triplets (README step 5), where the bank asks for it (``--triplet-share``)."""
     return {"triplet_share_min": TRIPLET_SHARE_MIN} if bank.share_triplets else {}
 
 
 def bank_data(bank: Bank, sets: dict[str, list[list[int]]], source: str, text: np.ndarray) -> BankData:
     """The pure BankData the app would build for one source: the labels source has no recall to measure.
     With ``bank.share_triplets`` the collections' accepted triplets go with it, so that a collection with
-    enough of them chooses its text share on them (fallback step 4), as the app's rules and hybrid runs do."""
+    enough of them chooses its text share on them (README step 5), as the app's rules and hybrid runs do."""
     recall = None if source == "labels" else concept_recall(bank, sets[source])
     accepted = ({g: np.vstack([bank.triplets[n] for n in names]).reshape(-1, 3) for g, names in accepted_triplets(bank).items()}
                 if bank.share_triplets else None)
@@ -354,7 +354,7 @@ def table1(bank: Bank, sets: dict[str, list[list[int]]], methods: list[str], tex
 
 def triplet_shares(bank: Bank, sets: dict[str, list[list[int]]], text: np.ndarray) -> dict[str, dict[str, dict]]:
     """Per source with a recall (rules, hybrid, unseen), Prob2Vec's text share per collection as its
-    accepted triplets chose it (fallback step 4), without the per-triplet out-of-fold judgements."""
+    accepted triplets chose it (README step 5), without the per-triplet out-of-fold judgements."""
     out = {}
     for source in SOURCES[1:]:
         notes = embed("prob2vec", bank_data(bank, sets, source, text), step4(bank)).notes
@@ -569,7 +569,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--fallback-text", choices=("lsa", "minilm"), default=METHODS["prob2vec"].defaults["fallback_text"],
                         help="the text vectors of the concept methods' fallback (default: the shipped default)")
     parser.add_argument("--triplet-share", action="store_true",
-                        help="fallback step 4 on (not the default): a collection with 30 accepted triplets (the first and third samples', the demo's) chooses its text share on them; those triplets are then scored out of fold")
+                        help="the text share from accepted triplets on (README step 5; not the default): a collection with 30 "
+                             "accepted triplets (the first and third samples', the demo's) chooses its share on them, judged out of fold")
     parser.add_argument("--seeds", type=int, default=0, metavar="N",
                         help="also: Prob2Vec and blend over N draws (mean and SD of the accuracy); with --cv, every setting is scored over N draws")
     parser.add_argument("--compare-fallback-text", action="store_true",
@@ -623,7 +624,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"bank: {len(bank.texts)} problems; triplets: " + ", ".join(f"{b} {len(bank.triplets[b])}" for b in order))
     print(f"hybrid: {info['learned_concepts']} concepts learned, {info['added']} concepts added, {info['hybrid_seconds']} s")
     for source, by_group in shares.items():
-        print(f"Prob2Vec on {source}: text share chosen on a collection's accepted triplets (fallback step 4): " + ("; ".join(
+        print(f"Prob2Vec on {source}: text share chosen on a collection's accepted triplets (README step 5): " + ("; ".join(
             f"{g} {r['share']:.2f} on {r['triplets']} (recall's {r['recall_share']:.2f}; {pct(r['recall_share_accuracy'])} -> {pct(r['accuracy'])}%, "
             f"out of fold {pct(r['out_of_fold_accuracy'])}%)" for g, r in by_group.items()) or "none"))
     print("triplet members without concepts (dev books): " + ", ".join(f"{s} {n}" for s, n in no_concepts.items()))

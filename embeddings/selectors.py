@@ -174,7 +174,7 @@ def triplet_results(triplets: list[tuple[int, int, int]]) -> dict[str, dict[str,
     """Every method's newest run on the triplets: {method: {source: {accuracy, low, high}}}, the 95%
     bootstrap interval around the accuracy; None where there are no triplets. A triplet whose problem
     is not in the run, or has no vector, counts as wrong. A triplet that chose its collection's text
-    share (fallback step 4) is judged as the run judged it with the share chosen on the other folds of
+    share (README step 5) is judged as the run judged it with the share chosen on the other folds of
     those triplets (``notes["triplet_share_out_of_fold"]``), so the figure never grades a choice on the
     triplets it was made on."""
     from embeddings.algorithms.metrics import bootstrap_interval, triplet_correct

@@ -221,7 +221,7 @@ def _state_fingerprint(method: str, source: str, params: dict[str, Any]) -> tupl
 
         source_state = [source_state, HeldOutProblem.objects.aggregate(n=Count("id"), top=Max("id"))]
         if int(params.get("triplet_share_min", 0)) > 0:
-            # A collection's accepted triplets choose its text share (fallback step 4): which ones are accepted.
+            # A collection's accepted triplets choose its text share (README step 5): which ones are accepted.
             accepted = SimilarityTriplet.objects.filter(status=TripletStatus.ACCEPTED).order_by("id").values_list("id", flat=True)
             source_state.append(hashlib.sha256(",".join(map(str, accepted)).encode()).hexdigest())
     raw = json.dumps([ALGORITHMS_VERSION, method, source, sorted(params.items()), problems_state, source_state, glove], default=str)
@@ -336,7 +336,7 @@ def bank_data(
 
 
 def accepted_triplet_rows(*, row: dict[int, int], collections: list[str]) -> dict[str, np.ndarray]:
-    """The accepted triplets as rows of the bank, per collection (fallback step 4: a collection with
+    """The accepted triplets as rows of the bank, per collection (README step 5: a collection with
     enough of them chooses its text share on them). A triplet with a problem outside the bank or in
     another collection than its anchor's is left out."""
     out: dict[str, list[tuple[int, int, int]]] = {}

@@ -191,7 +191,7 @@ RULE_FALLBACK_BUDGET_SECONDS = float(os.getenv("RULE_FALLBACK_BUDGET_SECONDS", "
 EMBEDDING_FALLBACK_TEXT = os.getenv("EMBEDDING_FALLBACK_TEXT", "")
 if EMBEDDING_FALLBACK_TEXT not in {"", "lsa", "minilm"}:
     raise ImproperlyConfigured(f"Unexpected value EMBEDDING_FALLBACK_TEXT={EMBEDDING_FALLBACK_TEXT}, use 'minilm' or 'lsa'")
-# Fallback step 4 (README, "No problem without a vector"): in rules and hybrid runs, a collection with at least
+# The text share from accepted triplets (README, "No problem without a vector", step 5): in rules and hybrid runs, a collection with at least
 # this many accepted triplets chooses its text share on them. Empty or 0: off (the default); 30 is what was measured.
 _triplet_share_min = os.getenv("EMBEDDING_TRIPLET_SHARE_MIN", "").strip()
 if _triplet_share_min and not (_triplet_share_min.isdigit()):

@@ -40,9 +40,9 @@ FALLBACK_TEXTS = ("lsa", "minilm")
 # takes more of its cosines from the text (fallback.py, step 3).
 FALLBACK_DEFAULTS: dict[str, Any] = {
     "text_weight": 0.1, "borrow_k": 5, "text_dim": 128, "borrowed_text_weight": 0.5, "fallback_text": "minilm", "text_weight_from_recall": True,
-    # Step 4 (stop 38): a collection with this many accepted triplets chooses its text share on them. 0, the
-    # default: never (on the dev books' tuning triplets it neither gains nor loses, README); a site turns it
-    # on with EMBEDDING_TRIPLET_SHARE_MIN (fallback.TRIPLET_SHARE_MIN = 30 is what was measured).
+    # README step 5 (stop 38; fallback.shares_from_triplets): a collection with this many accepted triplets
+    # chooses its text share on them. 0, the default: never (on the dev books' tuning triplets it neither
+    # gains nor loses, README); a site turns it on with EMBEDDING_TRIPLET_SHARE_MIN (30 is what was measured).
     "triplet_share_min": 0,
 }
 
@@ -62,7 +62,7 @@ class BankData:
     # labelled problems of the problem's collection; NaN where unknown. None: unknown everywhere.
     concept_recall: np.ndarray | None = None
     # Per problem, its collection, and per collection its accepted triplets as (m, 3) rows: where the
-    # recall sets the text share, a collection with enough triplets chooses its share on them (fallback step 4).
+    # recall sets the text share, a collection with enough triplets chooses its share on them (README step 5).
     groups: list[str] | None = None
     share_triplets: dict[str, np.ndarray] | None = None
 

@@ -293,7 +293,7 @@ def _disagreeing_bank(m: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 
 def test_a_collection_with_enough_accepted_triplets_takes_the_text_share_that_orders_them() -> None:
-    """Step 4: the recall's share (0.1) gets none of the 40 triplets right; every share over 0.43 gets all,
+    """README step 5: the recall's share (0.1) gets none of the 40 triplets right; every share over 0.43 gets all,
     and the nearest of them to the recall's share is taken. Rows of another collection keep theirs."""
     concepts, text, triplets = _disagreeing_bank(40)
     other = np.eye(2)[[0, 1]]

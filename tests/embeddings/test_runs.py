@@ -331,12 +331,13 @@ def test_a_collection_with_held_out_problems_takes_its_text_share_from_their_rec
 def test_a_collection_with_enough_accepted_triplets_chooses_its_text_share_on_them(
     client: Any, problem_factory: Any, concept_factory: Any, hana: Any, alice: Any, settings: Any
 ) -> None:
-    """Fallback step 4 in a rules run, as a site turns it on (EMBEDDING_TRIPLET_SHARE_MIN=30). In "book" the rules give A and C one concept and B another, while
+    """The text share from accepted triplets (README step 5) in a rules run, as a site turns it on
+    (EMBEDDING_TRIPLET_SHARE_MIN=30). In "book" the rules give A and C one concept and B another, while
     the texts of A and B are near copies: the text share the rules' recall gives (0.1) orders none of
     the 30 accepted triplets, a share of 0.6 or more orders them all. The run takes the share its
     triplets choose for every problem of the book (not for the other collection), says so in its notes
     and on its page, and evaluate_triplets judges each accepted triplet with the share chosen on the
-    other folds. Accepting a triplet is an input of the run."""
+    other folds. With the step on, accepting a triplet is an input of the run."""
     from concepts.models import Concept
     from concepts.services import rule_save
     from embeddings.selectors import accepted_triplets, triplet_results
