@@ -31,8 +31,8 @@ much the text counts where the concepts are known to be incomplete:
    weight is ``1 - recall``, kept between ``w`` and ``w_b``: rules tuned on a book (recall 0.9 and
    more) keep ``w``, rules that find half the concepts of a new book get about ``w_b``, like a
    problem that borrowed. Problems whose recall is unknown keep ``w``.
-4. **A collection's accepted triplets set its share** (README step 5; :func:`shares_from_triplets`; off unless the
-   caller asks, ``triplet_share_min`` in the methods): ``1 - recall`` is a guess at how much the text
+4. **A collection's accepted triplets set its share** (README step 5; :func:`shares_from_triplets`;
+   off unless the caller asks, ``triplet_share_min`` in the methods): ``1 - recall`` is a guess at how much the text
    should count; a collection whose experts accepted at least ``TRIPLET_SHARE_MIN`` triplets says
    directly which share orders them best. Its problems (not those that borrowed) take the share of
    ``TRIPLET_SHARES`` or the recall's own share that gets the most of its triplets right, the
@@ -42,9 +42,7 @@ much the text counts where the concepts are known to be incomplete:
 
 from __future__ import annotations
 
-from collections.abc import Container
-
-from typing import Mapping, Sequence
+from collections.abc import Container, Mapping, Sequence
 
 import numpy as np
 
