@@ -370,6 +370,10 @@ def test_a_collection_with_enough_accepted_triplets_chooses_its_text_share_on_th
     shares = {int(pid): round(float(np.linalg.norm(v[width:].astype(np.float64)) ** 2), 4) for pid, v in zip(ids, vectors)}
     assert shares[other.pk] == 0.1 and {shares[p.pk] for t in made for p in t} == {chosen["share"]}
     assert triplet_results(accepted_triplets("book"))["onehot"]["rules"]["accuracy"] == 1.0
+    out, err = io.StringIO(), io.StringIO()
+    call_command("evaluate_triplets", "--collection", "book", "--methods", "onehot", "--json", stdout=out, stderr=err)
+    assert json.loads(out.getvalue())["results"]["onehot"]["rules"] == 1.0
+    assert f"onehot/rules: 30 of the 30 triplets chose their collection's text share in run #{run.pk}" in err.getvalue()
     # The figure on accepted triplets is the out-of-fold one: a triplet the other folds' share got wrong counts as wrong.
     run.notes["triplet_share_out_of_fold"][0][3] = 0
     run.save(update_fields=["notes"])
