@@ -233,7 +233,7 @@ def accepted_triplets(bank: Bank) -> dict[str, list[str]]:
     return out
 
 
-def step4(bank: Bank) -> dict[str, int]:
+def triplet_share_params(bank: Bank) -> dict[str, int]:
     """The parameter that turns on the text share from accepted triplets (README step 5), where the bank asks for it (``--triplet-share``)."""
     return {"triplet_share_min": TRIPLET_SHARE_MIN} if bank.share_triplets else {}
 
@@ -294,7 +294,7 @@ def seed_spread(bank: Bank, sets: dict[str, list[list[int]]], methods: list[str]
             acc = {b: [] for b in bank.triplets}
             for seed in range(seeds):
                 first = seed * int(METHODS[method].defaults.get("ensemble", 1))
-                run = embed(method, bank_data(bank, sets, source, text), {"seed": first, **step4(bank)})
+                run = embed(method, bank_data(bank, sets, source, text), {"seed": first, **triplet_share_params(bank)})
                 for b in bank.triplets:
                     acc[b].append(float(set_correct(bank, run.vectors, run.notes, b).mean()))
             out.setdefault(method, {})[source] = {b: {"mean": float(np.mean(a)), "sd": float(np.std(a)), "runs": a} for b, a in acc.items()}
@@ -332,7 +332,10 @@ def anatomy(sets: list[list[int]], triplets: np.ndarray, correct: np.ndarray) ->
     return out
 
 
-def table1(bank: Bank, sets: dict[str, list[list[int]]], methods: list[str], text: np.ndarray) -> dict:
+def table1(bank: Bank, sets: dict[str, list[list[int]]], methods: list[str], text: np.ndarray, shares: dict | None = None) -> dict:
+    """Every method on every source, each triplet set scored. ``shares``, when given, gets Prob2Vec's text
+    share per collection and source as the accepted triplets chose it (README step 5; ``--triplet-share``),
+    without the per-triplet out-of-fold judgements."""
     results: dict[str, dict[str, dict]] = {}
     for method in methods:
         if METHODS[method].kind == "text":
@@ -343,23 +346,14 @@ def table1(bank: Bank, sets: dict[str, list[list[int]]], methods: list[str], tex
             results[method] = {"text": scores(vectors, bank.triplets)}
             continue
         for source in SOURCES:
-            out = embed(method, bank_data(bank, sets, source, text), step4(bank))
+            out = embed(method, bank_data(bank, sets, source, text), triplet_share_params(bank))
             scored = scores(out.vectors, bank.triplets, bank, out.notes)
             for book, t in bank.triplets.items():
                 scored[book]["anatomy"] = anatomy(sets[source], t, set_correct(bank, out.vectors, out.notes, book))
-
+            if shares is not None and method == "prob2vec" and out.notes.get("triplet_share"):
+                shares[source] = {g: {k: v for k, v in r.items() if k != "out_of_fold"} for g, r in out.notes["triplet_share"].items()}
             results.setdefault(method, {})[source] = scored
     return results
-
-
-def triplet_shares(bank: Bank, sets: dict[str, list[list[int]]], text: np.ndarray) -> dict[str, dict[str, dict]]:
-    """Per source with a recall (rules, hybrid, unseen), Prob2Vec's text share per collection as its
-    accepted triplets chose it (README step 5), without the per-triplet out-of-fold judgements."""
-    out = {}
-    for source in SOURCES[1:]:
-        notes = embed("prob2vec", bank_data(bank, sets, source, text), step4(bank)).notes
-        out[source] = {g: {k: v for k, v in r.items() if k != "out_of_fold"} for g, r in notes.get("triplet_share", {}).items()}
-    return out
 
 
 GRID = {
@@ -601,8 +595,8 @@ def main(argv: list[str] | None = None) -> int:
         text = minilm_vectors(bank.texts)
     else:
         text = lsa_vectors(bank.texts, dim=int(METHODS["prob2vec"].defaults["text_dim"]))
-    results = table1(bank, sets, methods, text)
-    shares = triplet_shares(bank, sets, text) if "prob2vec" in methods and bank.share_triplets else {}
+    shares: dict[str, dict] = {}
+    results = table1(bank, sets, methods, text, shares)
     cv = {**cross_validate(bank, sets["labels"], text, seeds=max(1, args.seeds)), "borrowed": cross_validate_borrowed(bank, sets, text, seeds=max(1, args.seeds))} if args.cv else None
     spread = seed_spread(bank, sets, methods, text, args.seeds) if args.seeds > 1 else None
     compared = None

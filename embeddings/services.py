@@ -284,10 +284,11 @@ def _hybrid_ready(run_id: int) -> None:
 
 
 def bank_data(
-    *, source: str, extraction_run_id: int | None = None, with_selected_words: bool = False
+    *, source: str, extraction_run_id: int | None = None, with_selected_words: bool = False, with_share_triplets: bool = False
 ) -> tuple[list[int], list[str], Any, dict[str, dict[str, Any]]]:
     """Problem ids, concept slugs, the pure BankData for one concept source, and (rules and hybrid
-    sources) the source's recall per collection on its labelled problems (`concept_recall_by_collection`)."""
+    sources) the source's recall per collection on its labelled problems (`concept_recall_by_collection`),
+    with the accepted triplets per collection where the run lets them choose its text share (README step 5)."""
     from concepts.models import Concept, ExtractedConcept, GroundTruthLabel
     from embeddings.algorithms.methods import BankData
 
@@ -322,7 +323,8 @@ def bank_data(
     share_triplets = None
     if source in (ConceptSource.RULES, ConceptSource.HYBRID):
         recall, by_collection = concept_recall_by_collection(row=row, collections=collections, concept_sets=sets, index=index)
-        share_triplets = accepted_triplet_rows(row=row, collections=collections)
+        if with_share_triplets:
+            share_triplets = accepted_triplet_rows(row=row, collections=collections)
     return ids, slugs, BankData(
         concept_sets=sets,
         n_concepts=len(slugs),
@@ -463,7 +465,8 @@ def embedding_run_execute(*, run_id: int, redelivered: bool = False) -> None:
     try:
         started = time.monotonic()
         ids, slugs, data, recall_by_collection = bank_data(
-            source=run.source, extraction_run_id=run.extraction_run_id, with_selected_words=METHODS[run.method].kind == "text"
+            source=run.source, extraction_run_id=run.extraction_run_id, with_selected_words=METHODS[run.method].kind == "text",
+            with_share_triplets=int(run.params.get("triplet_share_min", 0)) > 0,
         )
         timings["load_ms"] = (time.monotonic() - started) * 1000
         encoded = None

@@ -194,7 +194,7 @@ if EMBEDDING_FALLBACK_TEXT not in {"", "lsa", "minilm"}:
 # The text share from accepted triplets (README, "No problem without a vector", step 5): in rules and hybrid runs, a collection with at least
 # this many accepted triplets chooses its text share on them. Empty or 0: off (the default); 30 is what was measured.
 _triplet_share_min = os.getenv("EMBEDDING_TRIPLET_SHARE_MIN", "").strip()
-if _triplet_share_min and not (_triplet_share_min.isdigit()):
+if _triplet_share_min and not _triplet_share_min.isdigit():
     raise ImproperlyConfigured(f"Unexpected value EMBEDDING_TRIPLET_SHARE_MIN={_triplet_share_min}, use a whole number of triplets (0: off)")
 EMBEDDING_TRIPLET_SHARE_MIN = int(_triplet_share_min or 0)
 # The same attempt posted again within this many seconds (a double click, a client's retry) is stored once.

@@ -865,6 +865,6 @@ def test_with_the_triplet_share_on_a_books_tuning_triplets_choose_its_share_and_
     assert devset_table1.set_correct(bank, vectors, notes, "gs-3").tolist() == [False, True, False]
     assert devset_table1.set_correct(bank, vectors, notes, "gs-2").tolist() == [True, True]
     assert devset_table1.set_correct(bank, vectors, notes, "demo").tolist() == [True]  # no share chosen there
-    assert devset_table1.step4(bank) == {} and not devset_table1.bank_data(bank, {"rules": [[0]] * 9}, "rules", vectors).share_triplets
+    assert devset_table1.triplet_share_params(bank) == {} and not devset_table1.bank_data(bank, {"rules": [[0]] * 9}, "rules", vectors).share_triplets
     bank.share_triplets = True
-    assert devset_table1.step4(bank) == {"triplet_share_min": 30}
+    assert devset_table1.triplet_share_params(bank) == {"triplet_share_min": 30}
