@@ -48,6 +48,21 @@ ENGINE_RE2 = "re2"
 ENGINE_BACKTRACKING = "regex"
 
 
+# What the rules read of a problem with a solution: its statement, then this heading and the solution
+# (README, "Rules read the solution"). A heading, not a bare blank line, so that the rule preview and
+# the report's lists show where the solution starts; no starter rule matches it.
+SOLUTION_HEADING = "Solution:"
+
+
+def rule_text(text: str, solution: str | None = None) -> str:
+    """The text the rules (and the hybrid source's learned half) read of one problem: the statement,
+    then, where the problem has a solution, ``SOLUTION_HEADING`` and the solution. A labeller reads the
+    solution too (LABELLING.md), and a solution often names what the statement leaves to the solver."""
+    if solution is None or not solution.strip():
+        return text
+    return f"{text}\n\n{SOLUTION_HEADING} {solution}"
+
+
 @dataclass(frozen=True)
 class Rule:
     slug: str

@@ -298,3 +298,24 @@ def test_extract_many_reports_the_runaway_text_by_its_index() -> None:
 def test_preview_of_a_rule_with_a_gap() -> None:
     found = extraction.preview(r"\bwithout\b[^.?]*\breplacement\b", True, ["Without any replacement", "without. replacement"])
     assert [(m.index, m.spans) for m in found] == [(0, [(0, 23)])]
+
+
+@pytest.mark.parametrize(
+    "text, solution, expected",
+    [
+        ("Find $P(X=2)$.", None, "Find $P(X=2)$."),
+        ("Find $P(X=2)$.", "", "Find $P(X=2)$."),
+        ("Find $P(X=2)$.", "  \n", "Find $P(X=2)$."),
+        ("Find $P(X=2)$.", "X is Poisson.", "Find $P(X=2)$.\n\nSolution: X is Poisson."),
+    ],
+)
+def test_what_the_rules_read_is_the_statement_then_the_solution_under_its_heading(text: str, solution: str | None, expected: str) -> None:
+    assert extraction.rule_text(text, solution) == expected
+
+
+def test_a_footprint_in_the_solution_is_found_and_no_starter_rule_matches_the_heading() -> None:
+    compiled = compile_rules(RULES)
+    assert extract("Find the count.", compiled) == set()
+    assert extract(extraction.rule_text("Find the count.", "It is Poisson."), compiled) == {"Poisson-distribution"}
+    starter = compile_rules(_demo_rules())
+    assert extract(extraction.rule_text("", "x"), starter) == extract("x", starter) == set()
