@@ -107,7 +107,7 @@ class RunOutput(serializers.Serializer):
     problems_done = serializers.IntegerField()
     concepts_found = serializers.IntegerField()
     rule_versions = serializers.DictField()
-    details = serializers.DictField(help_text="hybrid: the learned model, its thresholds and what it added")
+    details = serializers.DictField(help_text="rules: reads_solutions (whether the rules read each problem's solution after its statement); hybrid: the learned model, its thresholds and what it added")
     error = serializers.CharField()
     created_at = serializers.DateTimeField()
     finished_at = serializers.DateTimeField()

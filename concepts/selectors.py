@@ -83,11 +83,20 @@ class BankTexts:
     """The texts a preview runs on, with the ground truth it is judged against."""
 
     ids: list[int]
-    texts: list[str]
+    texts: list[str]  # what the rules read of each problem: its statement, and its solution (rule_text_rows)
     titles: list[str]
     labelled: set[int]  # problems that have any ground-truth label, less the held-out ones (rule_writing_labels)
     key: str = ""  # changes whenever a problem or a label changes
     texts_key: str = ""  # changes whenever a problem changes (what the rules match depends on it alone)
+
+
+def rule_text_rows(problems: QuerySet[Problem], reads_solutions: bool | None = None) -> list[tuple[int, str]]:
+    """(id, what the rules read) for each problem of ``problems``, in its order: the statement, then the
+    solution where the problem has one and ``reads_solutions`` (by default ``settings.RULES_READ_SOLUTIONS``;
+    ``extraction.rule_text``)."""
+    if not (settings.RULES_READ_SOLUTIONS if reads_solutions is None else reads_solutions):
+        return list(problems.values_list("id", "text"))
+    return [(pid, extraction.rule_text(text, solution)) for pid, text, solution in problems.values_list("id", "text", "solution")]
 
 
 def _bank_key(module_ids: list[int]) -> tuple[str, str]:
@@ -98,7 +107,7 @@ def _bank_key(module_ids: list[int]) -> tuple[str, str]:
     state = qs.aggregate(n=Count("id"), last=Max("updated_at"), top=Max("id"))
     labels = GroundTruthLabel.objects.aggregate(n=Count("id"), top=Max("id"))
     held_out = HeldOutProblem.objects.aggregate(n=Count("id"), top=Max("id"))
-    texts = json.dumps([sorted(module_ids), state], default=str)
+    texts = json.dumps([sorted(module_ids), state, settings.RULES_READ_SOLUTIONS], default=str)
     raw = json.dumps([texts, labels, held_out], default=str)
     return "bank-texts:" + hashlib.sha1(raw.encode()).hexdigest(), "bank-only-texts:" + hashlib.sha1(texts.encode()).hexdigest()
 
@@ -110,7 +119,7 @@ _BANK_MEMO_SIZE = 4
 
 
 def bank_texts(module_ids: list[int] | None = None) -> BankTexts:
-    """Every problem's text (of some modules), cached until a problem or a label changes."""
+    """What the rules read of every problem (of some modules), cached until a problem or a label changes."""
     module_ids = sorted(module_ids or [])
     key, texts_key = _bank_key(module_ids)
     found = _BANK_MEMO.get(key)
@@ -120,9 +129,10 @@ def bank_texts(module_ids: list[int] | None = None) -> BankTexts:
     qs = Problem.objects.order_by("id")
     if module_ids:
         qs = qs.filter(module_id__in=module_ids)
-    rows = list(qs.values_list("id", "text", "title"))
+    rows = rule_text_rows(qs)
+    titles = dict(qs.values_list("id", "title"))
     labelled = set(rule_writing_labels().values_list("problem_id", flat=True).distinct())
-    texts = BankTexts([r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows], labelled, key, texts_key)
+    texts = BankTexts([r[0] for r in rows], [r[1] for r in rows], [titles[r[0]] for r in rows], labelled, key, texts_key)
     _BANK_MEMO[key] = texts
     while len(_BANK_MEMO) > _BANK_MEMO_SIZE:
         _BANK_MEMO.popitem(last=False)
@@ -587,7 +597,8 @@ def report_history(limit: int = 50, source: str = "rules") -> list[ExtractorRepo
 
 
 def labelled_problems(collection: str = "", held_out: bool | None = None) -> tuple[list[int], list[str], list[set[str]]]:
-    """Problems with ground-truth labels (of one collection): ids, texts and label sets. ``held_out``:
+    """Problems with ground-truth labels (of one collection): ids, what the rules read of them
+    (``rule_text_rows``) and label sets. ``held_out``:
     True, only the problems held out from rule writing; False, only the others; None, every one."""
     labels: dict[int, set[str]] = {}
     qs = GroundTruthLabel.objects.all()
@@ -598,15 +609,16 @@ def labelled_problems(collection: str = "", held_out: bool | None = None) -> tup
     for pid, slug in qs.values_list("problem_id", "concept__slug"):
         labels.setdefault(pid, set()).add(slug)
     ids = sorted(labels)
-    texts = dict(Problem.objects.filter(id__in=ids).values_list("id", "text")) if ids else {}
+    texts = dict(rule_text_rows(Problem.objects.filter(id__in=ids))) if ids else {}
     return ids, [texts[i] for i in ids], [labels[i] for i in ids]
 
 
 def report_problems(
     *, concept: Concept, kind: str, collection: str = "", source: str = "rules"
-) -> list[tuple[Problem, list[tuple[int, int]]]]:
-    """The FP or FN problems of one concept under the current rules (or the latest hybrid run), with
-    the rule's spans where the rule matched; never a problem held out from rule writing."""
+) -> list[tuple[Problem, str, list[tuple[int, int]]]]:
+    """The FP or FN problems of one concept under the current rules (or the latest hybrid run), each with
+    what the rules read of it (statement and solution, ``rule_text_rows``) and the rule's spans in that
+    text where the rule matched; never a problem held out from rule writing."""
     ids, texts, truth = labelled_problems(collection, held_out=False)
     rules = [rule for rule, _ in rules_enabled()]
     compiled = extraction.compile_rules(rules, budget=settings.RULE_FALLBACK_BUDGET_SECONDS)
@@ -628,7 +640,7 @@ def report_problems(
     out = []
     for i in chosen:
         spans = extraction.match_spans(texts[i], compiled, slug) if slug in compiled.single else []
-        out.append((problems[ids[i]], spans))
+        out.append((problems[ids[i]], texts[i], spans))
     return out
 
 

@@ -247,7 +247,8 @@ def rules_load(*, rules: dict[str, dict[str, Any]], user: Any = None, message: s
 
 def _fingerprint(rule_versions: dict[str, int]) -> str:
     state = Problem.objects.aggregate(n=Count("id"), last=Max("updated_at"), top=Max("id"))
-    raw = json.dumps([sorted(rule_versions.items()), state], default=str)
+    # Reading the solutions is an input of a rules run; off, the fingerprint is what it was before stop 39.
+    raw = json.dumps([sorted(rule_versions.items()), state, *(["solutions"] if settings.RULES_READ_SOLUTIONS else [])], default=str)
     return hashlib.sha256(raw.encode()).hexdigest()
 
 
@@ -292,8 +293,10 @@ def extraction_run_start(*, user: Any = None, source: str = ExtractionSource.RUL
     )
     if same is not None:
         return same
+    # What the run's rules read (a hybrid run's learned half reads the same as its rules run).
+    details = {"reads_solutions": settings.RULES_READ_SOLUTIONS} if source == ExtractionSource.RULES else {}
     run = ExtractionRun.objects.create(
-        source=source, rules_run=rules_run, fingerprint=fingerprint, rule_versions=versions, created_by=user
+        source=source, rules_run=rules_run, fingerprint=fingerprint, rule_versions=versions, created_by=user, details=details
     )
     job_enqueue(job=run, task=extract_concepts_task)
     return run
@@ -301,7 +304,7 @@ def extraction_run_start(*, user: Any = None, source: str = ExtractionSource.RUL
 
 def extraction_run_execute(*, run_id: int, redelivered: bool = False) -> None:
     """Apply every enabled rule to the bank (or build the hybrid source) and store what each problem got. Claimed once."""
-    from concepts.selectors import rules_enabled
+    from concepts.selectors import rule_text_rows, rules_enabled
 
     if not job_claim(model=ExtractionRun, job_id=run_id, redelivered=redelivered):
         return  # another worker got there first, or the run is finished
@@ -325,7 +328,7 @@ def extraction_run_execute(*, run_id: int, redelivered: bool = False) -> None:
         found = 0
         for start in range(0, len(ids), EXTRACTION_CHUNK):
             chunk = ids[start : start + EXTRACTION_CHUNK]
-            texts = dict(Problem.objects.filter(id__in=chunk).values_list("id", "text"))
+            texts = dict(rule_text_rows(Problem.objects.filter(id__in=chunk)))
             try:
                 concept_sets = extraction.extract_many([texts[pid] for pid in chunk], compiled)
             except extraction.RuleBudgetExceeded:
@@ -386,7 +389,12 @@ def _hybrid_execute(run_id: int, started: float) -> None:
     for i, pid in enumerate(labelled):
         for slug in truth_sets[pid]:
             truth[i, col[slug]] = 1.0
-    texts = list(Problem.objects.order_by("id").values_list("text", flat=True))
+    # The learned half reads what its rules run read (the statement, and the solution): its thresholds
+    # are chosen against the rules' hits on the same text.
+    from concepts.selectors import rule_text_rows
+
+    reads_solutions = bool(rules_run.details.get("reads_solutions", False))
+    texts = [text for _, text in rule_text_rows(Problem.objects.order_by("id"), reads_solutions=reads_solutions)]
 
     def on_progress(fraction: float) -> None:
         ExtractionRun.objects.filter(id=run_id, status=JobStatus.RUNNING).update(problems_done=int(fraction * len(ids)))

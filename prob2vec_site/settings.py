@@ -185,6 +185,10 @@ PROBLEM_IMPORT_MAX_BYTES = envint("PROBLEM_IMPORT_MAX_BYTES", str(50 * 1024 * 10
 # one problem, and at most RULE_FALLBACK_BUDGET_SECONDS over the whole bank (a preview, a save's check,
 # one extraction run), so a slow rule cannot tie up a worker however large the bank.
 RULE_FALLBACK_BUDGET_SECONDS = float(os.getenv("RULE_FALLBACK_BUDGET_SECONDS", "2"))
+# The rules (and the hybrid source's learned half) read a problem's solution after its statement, where it
+# has one (README, "Rules read the solution"): labellers read it too, and it often names what the statement
+# leaves to the solver. False: the statement alone, as before stop 39.
+RULES_READ_SOLUTIONS = envbool("RULES_READ_SOLUTIONS", "true")
 # The text the concept methods' fallback reads (embeddings/algorithms/fallback.py): "minilm" (the
 # sentence model, cached per problem text; a first rebuild encodes the whole bank) or "lsa" (an LSA of the
 # bank's TF-IDF: seconds, no model). Empty: the methods' default (minilm).

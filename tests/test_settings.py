@@ -72,6 +72,7 @@ def test_secret_key_can_come_from_a_file(tmp_path: Path) -> None:
         ({"DATABASE_URL": "mysql://x/y"}, "Unexpected value DATABASE_URL=mysql://x/y"),
         ({"EMBEDDING_FALLBACK_TEXT": "bert"}, "Unexpected value EMBEDDING_FALLBACK_TEXT=bert, use 'minilm' or 'lsa'"),
         ({"EMBEDDING_TRIPLET_SHARE_MIN": "thirty"}, "Unexpected value EMBEDDING_TRIPLET_SHARE_MIN=thirty, use a whole number of triplets (0: off)"),
+        ({"RULES_READ_SOLUTIONS": "sometimes"}, "Unexpected value RULES_READ_SOLUTIONS=sometimes, use 'True' or 'False'"),
     ],
 )
 def test_unexpected_values_are_refused(env: dict[str, str], message: str) -> None:

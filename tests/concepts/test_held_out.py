@@ -71,7 +71,7 @@ def test_the_rule_editor_treats_held_out_problems_as_unlabelled(bank: dict[str, 
     held_out_set(problem_ids=[bank["fresh"].pk, bank["wrong"].pk], held_out=False)
     preview = selectors.rule_preview(concept=nchoosek, pattern=r"\bchoose\b", ignore_case=True)
     assert preview.missed_ids == [bank["fresh"].pk] and preview.false_positive_ids == [bank["wrong"].pk]
-    assert [p.pk for p, _ in selectors.report_problems(concept=nchoosek, kind="fn")] == [bank["fresh"].pk]
+    assert [p.pk for p, _, _ in selectors.report_problems(concept=nchoosek, kind="fn")] == [bank["fresh"].pk]
 
 
 def test_extractor_queues_leave_held_out_problems_out_and_they_have_their_own(bank: dict[str, Any], hana: Any) -> None:
