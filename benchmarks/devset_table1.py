@@ -4,7 +4,9 @@ What it measures
     The bank is what a course would have after importing the three dev books (every problem of
     OpenStax, OpenIntro and Grinstead & Snell from ../shared/data, module = chapter) beside the demo
     course: 2,670 problems, 715 of them labelled (benchmarks/devsets/ and the demo labels).
-    Concept sets come from the three sources of the app:
+    Concept sets come from the three sources of the app, which read each problem's statement and then its
+    solution where it has one, as the app does by default (README "Rules read the solution"; --no-solutions:
+    the statements alone, as before stop 39); the text methods and the fallback read the statement:
       - labels: the expert labels (unlabelled problems have none);
       - rules:  problems/demo_course/rules.json over every text (concepts.extraction);
       - hybrid: rules plus the learned extractor (concepts.learned.cross_fit: labelled problems are
@@ -61,7 +63,7 @@ What it measures
 
 How to run (from the project folder; pure code, no database)
     .venv/bin/python benchmarks/devset_table1.py [--methods prob2vec,onehot,blend,minilm] [--cv] [--test-splits | --genre-dev]
-        [--fallback-text lsa|minilm] [--compare-fallback-text] [--seeds N] [--thresholds-alone] [--json]
+        [--fallback-text lsa|minilm] [--compare-fallback-text] [--seeds N] [--thresholds-alone] [--no-solutions] [--json]
 
 MiniLM vectors are cached in benchmarks/out/ (it takes minutes on a laptop CPU); the books are read
 from ../shared/data (or $PROB2VEC_SHARED_DATA), and the script stops with a message without them.
@@ -106,6 +108,16 @@ class Bank:
     slugs: list[str] = field(default_factory=list)
     held_out: set[int] = field(default_factory=set)  # rows held out from rule writing: the books' second samples
     share_triplets: bool = False  # collections choose their text share on their accepted triplets (README step 5; off by default)
+    solutions: list[str | None] = field(default_factory=list)  # per problem, its solution (None: it has none)
+    reads_solutions: bool = True  # the rules and the learned half read each solution, as the app does by default (RULES_READ_SOLUTIONS)
+
+    def rule_texts(self) -> list[str]:
+        """What the rules and the hybrid source's learned half read of each problem: the statement, then the
+        solution where there is one (``extraction.rule_text``), or the statement alone without ``reads_solutions``.
+        The text methods and the fallback read the statement (``texts``), as in the app."""
+        if not self.reads_solutions:
+            return list(self.texts)
+        return [extraction.rule_text(text, solution) for text, solution in zip(self.texts, self.solutions)]
 
     def sets(self, found: list[set[str]] | list[list[str] | None]) -> list[list[int]]:
         col = {s: j for j, s in enumerate(self.slugs)}
@@ -126,6 +138,7 @@ def load_bank(test_splits: bool = False, genre_dev: bool = False) -> Bank:
         for r in read_jsonl(str(path.relative_to(DEMO_DIR))):
             keys[("demo", str(r["id"]))] = len(bank.texts)
             bank.texts.append(str(r["text"]))
+            bank.solutions.append(r.get("solution"))  # type: ignore[arg-type]
             bank.books.append("demo")
             bank.labels.append(list(r["labels"]))  # type: ignore[arg-type]
     collections = {**devsets.BOOKS, **(devsets.TEST_SETS if test_splits else {}), **(devsets.GENRE_DEV if genre_dev else {})}
@@ -143,6 +156,7 @@ def load_bank(test_splits: bool = False, genre_dev: bool = False) -> Bank:
                 bank.held_out.add(len(bank.texts))
             keys[(name, r["id"])] = len(bank.texts)
             bank.texts.append(r["text"])
+            bank.solutions.append(r.get("solution"))
             bank.books.append(name)
             bank.labels.append(truth.get(r["id"]))
         bank.triplets[name] = np.array(
@@ -170,7 +184,8 @@ def source_sets(
     set ``name``'s own branches ("" for every rule): the starter rules unless a benchmark tries others.
     ``learned_config`` is the hybrid source's learned half (the product's by default)."""
     rules = [extraction.Rule(s, str(v["pattern"]), bool(v["ignore_case"])) for s, v in sorted(rules_without("").items())]
-    found = extraction.extract_many(bank.texts, extraction.compile_rules(rules))
+    texts = bank.rule_texts()
+    found = extraction.extract_many(texts, extraction.compile_rules(rules))
     rule_sets = bank.sets(found)
     labelled = [i for i, lab in enumerate(bank.labels) if lab]
     truth = np.zeros((len(labelled), len(bank.slugs)), dtype=np.float32)
@@ -180,7 +195,7 @@ def source_sets(
     for i, s in enumerate(rule_sets):
         hits[i, s] = True
     started = time.monotonic()
-    fit = learned.cross_fit(bank.texts, labelled, truth, hits, learned_config or learned.LearnedConfig())
+    fit = learned.cross_fit(texts, labelled, truth, hits, learned_config or learned.LearnedConfig())
     info = {"hybrid_seconds": round(time.monotonic() - started, 1), "learned_concepts": len(fit.learned_concepts),
             "added": sum(len(p) for p in fit.predicted)}
     hybrid = [sorted(set(r) | p) for r, p in zip(rule_sets, fit.predicted)]
@@ -190,7 +205,7 @@ def source_sets(
         if not rows:
             continue
         without = [extraction.Rule(s, str(v["pattern"]), bool(v["ignore_case"])) for s, v in sorted(rules_without(name).items())]
-        for i, found_i in zip(rows, bank.sets(extraction.extract_many([bank.texts[i] for i in rows], extraction.compile_rules(without)))):
+        for i, found_i in zip(rows, bank.sets(extraction.extract_many([texts[i] for i in rows], extraction.compile_rules(without)))):
             unseen[i] = found_i
     return {"labels": bank.sets(bank.labels), "rules": rule_sets, "hybrid": hybrid, "unseen": unseen}, info
 
@@ -562,6 +577,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="measure each book's recall on every label, as before stop 35, not on its held-out second sample")
     parser.add_argument("--fallback-text", choices=("lsa", "minilm"), default=METHODS["prob2vec"].defaults["fallback_text"],
                         help="the text vectors of the concept methods' fallback (default: the shipped default)")
+    parser.add_argument("--no-solutions", action="store_true",
+                        help="the rules and the learned half read the statements alone, as before stop 39 (RULES_READ_SOLUTIONS=false)")
     parser.add_argument("--triplet-share", action="store_true",
                         help="the text share from accepted triplets on (README step 5; not the default): a collection with 30 "
                              "accepted triplets (the first and third samples', the demo's) chooses its share on them, judged out of fold")
@@ -588,6 +605,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.no_held_out:
         bank.held_out.clear()
     bank.share_triplets = args.triplet_share
+    bank.reads_solutions = not args.no_solutions
     order = [*BOOK_ORDER, *(n for n in (*devsets.THIRD_SAMPLES.values(), *devsets.SECOND_SAMPLES.values()) if n in bank.triplets),
              *(devsets.TEST_SETS.values() if args.test_splits else ()), *(devsets.GENRE_DEV.values() if args.genre_dev else ())]
     sets, info = source_sets(bank, learned_config=learned.LearnedConfig(thresholds_against_rules=not args.thresholds_alone))
@@ -609,7 +627,8 @@ def main(argv: list[str] | None = None) -> int:
                           "results": results, "triplet_share": shares, "cv": cv, "fallback_text": compared, "seeds": spread}, indent=1, default=str))
         return 0
     no_concepts = {s: sum(1 for b in BOOK_ORDER[:3] for row in bank.triplets[b] for i in row if not sets[s][i]) for s in SOURCES}
-    print(f"fallback text: {args.fallback_text}; recall measured on " + ("every label" if not bank.held_out else f"the {len(bank.held_out)} held-out problems (second samples)"))
+    print(("the rules read each problem's statement and solution" if bank.reads_solutions else "the rules read the statements alone") + "; "
+          f"fallback text: {args.fallback_text}; recall measured on " + ("every label" if not bank.held_out else f"the {len(bank.held_out)} held-out problems (second samples)"))
     recall = recall_per_book(bank, sets["rules"])
     print("rules' recall per book, as the text share uses it: " + "; ".join(
         f"{book} {r['recall']:.3f} on {r['measured_on']} (every label {r['every_label']:.3f}), text share {r['text_share']:.2f}"

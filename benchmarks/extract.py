@@ -3,7 +3,9 @@
 What it measures
     1. Extraction (pure, one core): every demo concept rule (problems/demo_course/rules.json) over
        N synthetic problems of ~450 characters, spliced from the demo course's own sentences with
-       fresh numbers. Our engine (`extract_many`: the rules' branches without a gap in one RE2 set,
+       fresh numbers. With `--solutions` each also has a ~200-character solution spliced from the demo's
+       solutions, read after the statement as a run reads it (`extraction.rule_text`; the preview bank's
+       problems get one too). Our engine (`extract_many`: the rules' branches without a gap in one RE2 set,
        those with a gap in small sets of their own, plus time-limited fallbacks) is timed on all N,
        `--runs` times, each from a fresh compile (its DFAs cold, as in a real run); min and median
        are printed, and one pass of `extract` text by text. A plain loop of Python `re` over the
@@ -21,6 +23,7 @@ How to run (from the project folder; PostgreSQL on 127.0.0.1:5432 with trust aut
     .venv/bin/python benchmarks/extract.py
     .venv/bin/python benchmarks/extract.py --problems 20000 --re-sample 2000 --skip-preview
     .venv/bin/python benchmarks/extract.py --skip-preview --skip-footprint --re-sample all   # `re` on all N (~10 min)
+    .venv/bin/python benchmarks/extract.py --solutions   # every problem with a solution, which the rules read too
 Targets: the whole 100,000 in under 1 s on one core (>= 100x the `re` loop), identical results;
 preview p95 < 100 ms.
 """
@@ -71,18 +74,23 @@ def demo_problems() -> list[dict]:
     return [json.loads(line) for path in sorted(BANK.glob("*.jsonl")) for line in path.read_text(encoding="utf-8").splitlines() if line]
 
 
-def synthetic_texts(n: int, seed: int) -> list[str]:
-    """~400-character problems: sentences of two demo problems spliced, numbers redrawn."""
+def synthetic_texts(n: int, seed: int, field: str = "text", length: int = 360) -> list[str]:
+    """~400-character problems: sentences of two demo problems spliced, numbers redrawn. With ``field``
+    "solution" and ``length`` 160, ~200-character solutions (the demo's own average: 196) the same way."""
     rng = random.Random(seed)
-    sentences = [s for p in demo_problems() for s in re.split(r"(?<=[.?!])\s+", p["text"]) if len(s) > 20]
+    sentences = [s for p in demo_problems() for s in re.split(r"(?<=[.?!])\s+", p.get(field) or "") if len(s) > 20]
     texts = []
     for _ in range(n):
         parts: list[str] = []
-        while sum(len(s) for s in parts) < 360:
+        while sum(len(s) for s in parts) < length:
             parts.append(rng.choice(sentences))
         text = " ".join(parts)
         texts.append(re.sub(r"\d+", lambda m: str(rng.randint(1, 999)), text))
     return texts
+
+
+def synthetic_solutions(n: int, seed: int) -> list[str]:
+    return synthetic_texts(n, seed + 1, field="solution", length=160)
 
 
 def whole_patterns_in_one_set(rules: list[Rule], texts: list[str]) -> list[set[str]]:
@@ -154,7 +162,7 @@ def report_extraction(rules: list[Rule], texts: list[str], re_sample: int, timed
     print(f"identical: {differ_re == differ_one == (differ_whole or 0) == 0} ({'; '.join(checks)})")
 
 
-def bench_preview(database_url: str, problems: int, requests: int, seed: int, keep: bool) -> None:
+def bench_preview(database_url: str, problems: int, requests: int, seed: int, keep: bool, with_solutions: bool = False) -> None:
     from benchmarks.bench_db import db_drop, django_on_fresh_db
 
     name = django_on_fresh_db(database_url)
@@ -178,9 +186,10 @@ def bench_preview(database_url: str, problems: int, requests: int, seed: int, ke
         modules = {m.name: m for m in Module.objects.all()}
         concepts = {c.slug: c for c in Concept.objects.all()}
         texts = synthetic_texts(problems, seed)
+        solutions = synthetic_solutions(problems, seed) if with_solutions else [""] * problems
         objs = []
-        for i, text in enumerate(texts):
-            objs.append(Problem(collection="bench", source_id=f"b{i}", title=text[:80], text=text,
+        for i, (text, solution) in enumerate(zip(texts, solutions)):
+            objs.append(Problem(collection="bench", source_id=f"b{i}", title=text[:80], text=text, solution=solution,
                                 module=modules[rng.choice(demo)["module"]], released=True))
         Problem.objects.bulk_create(objs, batch_size=5000)
         labels = []
@@ -275,11 +284,17 @@ def main() -> None:
     parser.add_argument("--skip-preview", action="store_true")
     parser.add_argument("--keep", action="store_true", help="keep the preview database")
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--solutions", action="store_true",
+                        help="each problem also has a ~200-character solution, which the rules read after the statement (RULES_READ_SOLUTIONS)")
     args = parser.parse_args()
     if not RULES.exists():
         sys.exit(f"no rules at {RULES}")
     rules = load_rules()
     texts = synthetic_texts(args.problems, args.seed)
+    if args.solutions:  # what a run reads of a problem with a solution (extraction.rule_text)
+        texts = [extraction.rule_text(t, s) for t, s in zip(texts, synthetic_solutions(args.problems, args.seed))]
+    print(f"{len(texts)} problems of {statistics.mean(map(len, texts)):.0f} characters on average"
+          + (", statement and solution" if args.solutions else ", statements alone"))
     sample = args.problems if args.re_sample == "all" else min(int(args.re_sample), args.problems)
     bench_hostile_patterns()
     # Every timed run first, then the slow checks: the reference engines' memory stays out of the timings.
@@ -292,7 +307,7 @@ def main() -> None:
         print(f"{chr(10) if k else ''}== {title}")
         report_extraction(section_rules, texts, sample, section_timed)
     if not args.skip_preview:
-        bench_preview(args.database_url, args.preview_problems, args.requests, args.seed, args.keep)
+        bench_preview(args.database_url, args.preview_problems, args.requests, args.seed, args.keep, args.solutions)
 
 
 if __name__ == "__main__":

@@ -2,7 +2,9 @@
 
 What it measures
     The rules of ``problems/demo_course/rules.json`` compiled by ``concepts.extraction`` against expert
-    labels, problem by problem, as ``extractor_report`` does: per concept FP rate FP/(FP+TN) and FN rate
+    labels, problem by problem, as ``extractor_report`` does, on what the app's rules read of a problem:
+    its statement, then its solution where it has one (``--no-solutions``: the statements alone, as
+    before stop 39): per concept FP rate FP/(FP+TN) and FN rate
     FN/(FN+TP), averaged over concepts (FN over the concepts with positives), with micro recall and
     precision over all labelled concepts. Printed for
       - the demo bank (286 problems, written by the team: flattering);
@@ -46,7 +48,7 @@ What it measures
     concepts/learned.py for what it finds and what it costs the triplets).
 
 How to run (from the project folder)
-    .venv/bin/python benchmarks/rule_quality.py [--json] [--misses SLUG] [--shared ../shared/data] [--learned [--thresholds-alone]] [--new-book] [--transfer] [--no-test-splits]
+    .venv/bin/python benchmarks/rule_quality.py [--json] [--misses SLUG] [--shared ../shared/data] [--learned [--thresholds-alone]] [--new-book] [--transfer] [--no-test-splits] [--no-solutions]
 
 Plain Python: no Django, no database. The dev books are read from ../shared/data (or
 $PROB2VEC_SHARED_DATA); without them only the demo bank is measured, and the script says so.
@@ -73,6 +75,14 @@ if TYPE_CHECKING:  # torch comes with it: imported where --learned needs it
     from concepts import learned
 
 THEOREMQA = "theoremqa-probability-statistics"
+# The rules read each problem's statement and then its solution, as the app does by default
+# (RULES_READ_SOLUTIONS; README "Rules read the solution"); --no-solutions: the statements alone.
+READS_SOLUTIONS = True
+
+
+def rule_text(record: dict) -> str:
+    """What the rules read of a problem record (``extraction.rule_text``, or the statement without solutions)."""
+    return extraction.rule_text(str(record["text"]), record.get("solution") if READS_SOLUTIONS else None)
 
 
 def load_concepts() -> list[str]:
@@ -87,14 +97,14 @@ def compiled_rules(without: str = "", strict: bool = False) -> extraction.Compil
 
 def demo_bank() -> tuple[list[str], list[str], list[set[str]]]:
     rows = [json.loads(line) for path in bank_files() for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
-    return [r["id"] for r in rows], [r["text"] for r in rows], [set(r["labels"]) for r in rows]
+    return [r["id"] for r in rows], [rule_text(r) for r in rows], [set(r["labels"]) for r in rows]
 
 
 def dev_book(book: str) -> tuple[list[str], list[str], list[set[str]]]:
     truth = devsets.labels(book)
     records = {r["id"]: r for r in devsets.book_problems(book)}
     ids = [i for i in truth if i in records]
-    return ids, [records[i]["text"] for i in ids], [set(truth[i]) for i in ids]
+    return ids, [rule_text(records[i]) for i in ids], [set(truth[i]) for i in ids]
 
 
 def measure(texts: list[str], truth: list[set[str]], concepts: list[str], compiled: extraction.CompiledRules) -> dict:
@@ -145,7 +155,7 @@ def print_misses(slug: str, books: dict[str, tuple]) -> None:
 def run_shared(shared: Path, compiled: extraction.CompiledRules) -> None:
     for path in sorted(shared.glob("*/problems.jsonl")):
         problems = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
-        found = extraction.extract_many([p.get("text") or "" for p in problems], compiled)
+        found = extraction.extract_many([extraction.rule_text(p.get("text") or "", p.get("solution") if READS_SOLUTIONS else None) for p in problems], compiled)
         n = len(problems)
         hit = sum(1 for f in found if f)
         counts = Counter(c for f in found for c in f)
@@ -166,7 +176,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-test-splits", action="store_true", help="leave the test splits out (while writing rules: never see them)")
     parser.add_argument("--thresholds-alone", action="store_true",
                         help="with --learned: the learned half's thresholds chosen for the model alone, not against the rules (not the product's choice)")
+    parser.add_argument("--no-solutions", action="store_true",
+                        help="the rules read the statements alone, as before stop 39 (RULES_READ_SOLUTIONS=false)")
     args = parser.parse_args(argv)
+    global READS_SOLUTIONS
+    READS_SOLUTIONS = not args.no_solutions
 
     concepts = load_concepts()
     compiled = compiled_rules()
@@ -305,8 +319,9 @@ def lobo_with_learned(concepts: list[str], config: "learned.LearnedConfig | None
     from concepts import learned
 
     bank = load_bank()
+    bank.reads_solutions = READS_SOLUTIONS
     sources = sorted(set(bank.books))
-    unseen = {b: extraction.extract_many(bank.texts, compiled_rules(without=b)) for b in sources}
+    unseen = {b: extraction.extract_many(bank.rule_texts(), compiled_rules(without=b)) for b in sources}
 
     def hits_of(found: list[set[str]]) -> "np.ndarray":
         return concept_matrix(found, bank.slugs, bool)
@@ -322,10 +337,10 @@ def lobo_with_learned(concepts: list[str], config: "learned.LearnedConfig | None
         found = unseen[name]
         rows = _labelled_rows(bank, name, folder, devsets.labels(folder))  # the first sample, as in the per-book table
         t = [set(bank.labels[i] or ()) for i in rows]
-        fit = learned.cross_fit(bank.texts, labelled, truth_of(labelled), hits_of(found), config)
+        fit = learned.cross_fit(bank.rule_texts(), labelled, truth_of(labelled), hits_of(found), config)
         added = [found[i] | {bank.slugs[j] for j in fit.predicted[i]} for i in rows]
         others = [i for i in labelled if bank.books[i] != name]
-        blind = learned.cross_fit(bank.texts, others, truth_of(others), regime, config)
+        blind = learned.cross_fit(bank.rule_texts(), others, truth_of(others), regime, config)
         blind_added = [found[i] | {bank.slugs[j] for j in blind.predicted[i]} for i in rows]
         out[name] = (
             extraction.evaluate([found[i] for i in rows], t, concepts),
@@ -342,6 +357,7 @@ def test_splits_with_learned(concepts: list[str], config: "learned.LearnedConfig
     from benchmarks.devset_table1 import load_bank
 
     bank = load_bank(test_splits=True)
+    bank.reads_solutions = READS_SOLUTIONS
     measured = {name: _labelled_rows(bank, name, collection, devsets.labels(collection)) for collection, name in devsets.TEST_SETS.items()}
     return held_out_with_learned(bank, measured, concepts, config)
 
@@ -353,6 +369,7 @@ def second_samples_with_learned(concepts: list[str], config: "learned.LearnedCon
     from benchmarks.devset_table1 import load_bank
 
     bank = load_bank()
+    bank.reads_solutions = READS_SOLUTIONS
     measured = {
         name: _labelled_rows(bank, devsets.BOOKS[devsets.SECOND_OF[folder]], devsets.SECOND_OF[folder], devsets.labels(folder))
         for folder, name in devsets.SECOND_SAMPLES.items()
@@ -375,11 +392,11 @@ def held_out_with_learned(
 
     from concepts import learned
 
-    found = extraction.extract_many(bank.texts, compiled_rules())
+    found = extraction.extract_many(bank.rule_texts(), compiled_rules())
     held_out = {i for rows in measured.values() for i in rows}
     train = [i for i, lab in enumerate(bank.labels) if lab and i not in held_out]
     fit = learned.cross_fit(
-        bank.texts, train, concept_matrix([bank.labels[i] for i in train], bank.slugs, np.float32), concept_matrix(found, bank.slugs, bool),
+        bank.rule_texts(), train, concept_matrix([bank.labels[i] for i in train], bank.slugs, np.float32), concept_matrix(found, bank.slugs, bool),
         config or learned.LearnedConfig(),
     )
     out = {}
@@ -445,12 +462,13 @@ def print_new_book_curve(concepts: list[str]) -> None:
     from benchmarks.devset_table1 import load_bank
 
     bank = load_bank()
-    found_without = {b: extraction.extract_many(bank.texts, compiled_rules(without=b)) for b in sorted(set(bank.books))}
+    bank.reads_solutions = READS_SOLUTIONS
+    found_without = {b: extraction.extract_many(bank.rule_texts(), compiled_rules(without=b)) for b in sorted(set(bank.books))}
     labels = [set(lab) if lab else None for lab in bank.labels]
     print("\na new book (rules not written from it) after the course labels k of its problems: FN / FP on its other"
           " labelled problems, the rules alone -> with the learned extractor (mean over 3 draws of the k problems)")
     for name in devsets.BOOKS.values():
-        curve = new_book_curve(bank.texts, bank.books, labels, found_without, bank.slugs, name)
+        curve = new_book_curve(bank.rule_texts(), bank.books, labels, found_without, bank.slugs, name)
         cells = []
         for k, runs in curve.items():
             rules_fn = mean(r.fn_rate or 0.0 for r, _ in runs)

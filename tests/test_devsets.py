@@ -868,3 +868,24 @@ def test_with_the_triplet_share_on_a_books_tuning_triplets_choose_its_share_and_
     assert devset_table1.triplet_share_params(bank) == {} and not devset_table1.bank_data(bank, {"rules": [[0]] * 9}, "rules", vectors).share_triplets
     bank.share_triplets = True
     assert devset_table1.triplet_share_params(bank) == {"triplet_share_min": 30}
+
+
+def test_the_benchmarks_rules_read_the_solution_as_the_app_does_unless_told_not_to(monkeypatch: pytest.MonkeyPatch) -> None:
+    """devset_table1 and rule_quality (stop 39): the rules and the learned half read a problem's statement
+    and then its solution (extraction.rule_text, RULES_READ_SOLUTIONS); --no-solutions, the statement alone.
+    The text methods read the statement either way."""
+    from benchmarks import devset_table1, rule_quality
+
+    bank = devset_table1.Bank(texts=["Find P(X = 0).", "Roll a die."], books=["demo", "demo"], labels=[None, None],
+                              slugs=["Poisson-distribution"], solutions=["X is Poisson, so e^{-2}.", None])
+    assert bank.rule_texts() == ["Find P(X = 0).\n\nSolution: X is Poisson, so e^{-2}.", "Roll a die."]
+    rules = {"Poisson-distribution": {"pattern": r"\bpoisson\b", "ignore_case": True}}
+    sets, _ = devset_table1.source_sets(bank, rules_without=lambda name: rules)
+    assert sets["rules"] == [[0], []] and sets["unseen"] == [[0], []]
+    bank.reads_solutions = False
+    assert bank.rule_texts() == bank.texts
+    assert devset_table1.source_sets(bank, rules_without=lambda name: rules)[0]["rules"] == [[], []]
+    record = {"text": "Find P(X = 0).", "solution": "X is Poisson."}
+    assert rule_quality.rule_text(record) == "Find P(X = 0).\n\nSolution: X is Poisson."
+    monkeypatch.setattr(rule_quality, "READS_SOLUTIONS", False)
+    assert rule_quality.rule_text(record) == "Find P(X = 0)."
