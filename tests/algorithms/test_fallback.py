@@ -221,22 +221,22 @@ def test_rows_with_their_own_text_weight_blend_exactly_and_borrowed_rows_keep_th
 
 
 def test_problems_whose_concept_source_misses_lean_on_their_text() -> None:
-    """BankData.concept_recall: a collection whose rules found 40% of the labelled concepts takes 0.5 of
-    its cosines from the text (capped at the borrowed weight), one with recall 0.95 keeps 0.1; no recall
-    given, or text_weight_from_recall off, is the plain blend."""
+    """BankData.concept_recall: a collection whose rules found 40% of the labelled concepts takes 0.6 of
+    its cosines from the text, one that found 20% is capped at the borrowed weight (0.7), one with recall
+    0.95 keeps 0.1; no recall given, or text_weight_from_recall off, is the plain blend."""
     sets = [[0], [0], [0, 1], [1], [1], [1]]
-    recall = np.array([0.95, 0.95, 0.95, 0.4, 0.4, np.nan])
+    recall = np.array([0.95, 0.95, 0.95, 0.4, 0.2, np.nan])
     params = {"fallback_text": "lsa"}
     out = embed("onehot", BankData(concept_sets=sets, n_concepts=2, texts=TEXTS, concept_recall=recall), params)
     plain = embed("onehot", BankData(concept_sets=sets, n_concepts=2, texts=TEXTS), params)
     off = embed("onehot", BankData(concept_sets=sets, n_concepts=2, texts=TEXTS, concept_recall=recall), {**params, "text_weight_from_recall": False})
     assert np.array_equal(off.vectors, plain.vectors)
-    assert out.notes["text_weight_raised"] == {"problems": 2, "max": 0.5}
+    assert out.notes["text_weight_raised"] == {"problems": 2, "max": 0.7}
     assert "text_weight_raised" not in plain.notes
-    # The text part of each row has norm sqrt(w): 0.1 for rows 0-2 and 5, 0.5 for rows 3 and 4.
+    # The text part of each row has norm sqrt(w): 0.1 for rows 0-2 and 5, 0.6 and 0.7 for rows 3 and 4.
     concept_dim = plain.concept_vectors.shape[1]
     text_norms = np.linalg.norm(out.vectors[:, concept_dim:].astype(np.float64), axis=1)
-    assert np.allclose(text_norms ** 2, [0.1, 0.1, 0.1, 0.5, 0.5, 0.1], atol=1e-6)
+    assert np.allclose(text_norms ** 2, [0.1, 0.1, 0.1, 0.6, 0.7, 0.1], atol=1e-6)
     assert np.array_equal(out.vectors[[0, 1, 2, 5]], plain.vectors[[0, 1, 2, 5]])
     # text_weight 0 and borrow_k 0 stay the method as published, whatever the recall.
     published = {**params, "text_weight": 0.0, "borrow_k": 0}
