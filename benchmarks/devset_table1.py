@@ -117,7 +117,9 @@ class Bank:
         The text methods and the fallback read the statement (``texts``), as in the app."""
         if not self.reads_solutions:
             return list(self.texts)
-        return [extraction.rule_text(text, solution) for text, solution in zip(self.texts, self.solutions)]
+        # A bank built by hand (tests) may list fewer solutions than texts: the rest have none.
+        solutions = self.solutions + [None] * (len(self.texts) - len(self.solutions))
+        return [extraction.rule_text(text, solution) for text, solution in zip(self.texts, solutions)]
 
     def sets(self, found: list[set[str]] | list[list[str] | None]) -> list[list[int]]:
         col = {s: j for j, s in enumerate(self.slugs)}
