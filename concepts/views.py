@@ -3,6 +3,7 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import urlencode
 
+from django.conf import settings
 from django.contrib import messages
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
@@ -144,6 +145,7 @@ def rule_edit(request: HttpRequest, slug: str) -> HttpResponse:
         **_preview_context(concept, pattern, ignore_case, module_ids, suggest=request.GET.get("suggest") == "1", keep_query=keep, typed=typed),
         # A line to point at in the preview's Branches table (the rule analysis page links to `?line=N#branch-line-N`).
         "chosen_line": whole_number(request.GET.get("line", "")),
+        "reads_solutions": settings.RULES_READ_SOLUTIONS,
     }
     # A plain form POST (htmx only drives the preview), so the conflict can say 409 and still be a full page.
     return render(request, "concepts/rule_edit.html", context, status=409 if conflict else 200)

@@ -99,6 +99,12 @@ def test_the_live_preview_matches_the_solution_and_marks_it(client: Any, alice: 
     with override_settings(RULES_READ_SOLUTIONS=False):
         body = client.post(reverse("concepts:rule-preview"), {"concept": "Poisson-distribution", "pattern": r"\bpoisson\b", "ignore_case": "on"}).content.decode()
     assert 'id="matched-count">1<' in body and 'id="fn-count">FN 2<' in body and "Solution:" not in body
+    # The editor says what the rules read.
+    editor = client.get(reverse("concepts:rule-edit", args=["Poisson-distribution"])).content.decode()
+    assert "Rules read each problem's statement, then its solution" in editor
+    with override_settings(RULES_READ_SOLUTIONS=False):
+        editor = client.get(reverse("concepts:rule-edit", args=["Poisson-distribution"])).content.decode()
+    assert "Rules read each problem's statement alone" in editor
 
 
 def test_the_hybrid_sources_learned_half_reads_what_the_rules_read(
