@@ -505,7 +505,7 @@ def cross_validate_borrowed(bank: Bank, sets: dict[str, list[list[int]]], text: 
             base = embed("prob2vec", BankData(sets[source], len(bank.slugs)), params)  # trained once per draw
             for wb in weights:
                 rows = text_weights_from_recall(recall, d["text_weight"], wb) if d["text_weight_from_recall"] else None
-                vectors = fill(base.vectors, base.missing, text, d["borrow_k"], d["text_weight"], wb, rows)[0]
+                vectors = fill(base.vectors, base.missing, text, d["borrow_k"], d["text_weight"], wb, rows).vectors
                 for part, triplets in parts.items():
                     for b, t in triplets.items():
                         judged[part][wb][source][b].append(triplet_correct(vectors, t))

@@ -222,8 +222,9 @@ def _state_fingerprint(method: str, source: str, params: dict[str, Any]) -> tupl
         source_state = [source_state, HeldOutProblem.objects.aggregate(n=Count("id"), top=Max("id"))]
         if int(params.get("triplet_share_min", 0)) > 0:
             # A collection's accepted triplets choose its text share (README step 5): which ones are accepted.
-            accepted = SimilarityTriplet.objects.filter(status=TripletStatus.ACCEPTED).order_by("id").values_list("id", flat=True)
-            source_state.append(hashlib.sha256(",".join(map(str, accepted)).encode()).hexdigest())
+            from embeddings.selectors import accepted_triplets
+
+            source_state.append(hashlib.sha256(repr(accepted_triplets()).encode()).hexdigest())
     raw = json.dumps([ALGORITHMS_VERSION, method, source, sorted(params.items()), problems_state, source_state, glove], default=str)
     return hashlib.sha256(raw.encode()).hexdigest(), extraction
 
@@ -341,8 +342,10 @@ def accepted_triplet_rows(*, row: dict[int, int], collections: list[str]) -> dic
     """The accepted triplets as rows of the bank, per collection (README step 5: a collection with
     enough of them chooses its text share on them). A triplet with a problem outside the bank or in
     another collection than its anchor's is left out."""
+    from embeddings.selectors import accepted_triplets
+
     out: dict[str, list[tuple[int, int, int]]] = {}
-    for a, p, n in SimilarityTriplet.objects.filter(status=TripletStatus.ACCEPTED).order_by("id").values_list("anchor_id", "positive_id", "negative_id"):
+    for a, p, n in accepted_triplets():
         if a in row and p in row and n in row and collections[row[a]] == collections[row[p]] == collections[row[n]]:
             out.setdefault(collections[row[a]], []).append((row[a], row[p], row[n]))
     return {name: np.asarray(t, dtype=np.int64).reshape(-1, 3) for name, t in out.items()}

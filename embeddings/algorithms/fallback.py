@@ -43,6 +43,7 @@ much the text counts where the concepts are known to be incomplete:
 from __future__ import annotations
 
 from collections.abc import Container, Mapping, Sequence
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -50,7 +51,7 @@ from embeddings.algorithms.metrics import triplet_correct
 
 __all__ = [
     "unit_rows", "borrow_missing", "join_text", "fill", "check_weights", "text_weights_from_recall", "recall_by_collection",
-    "RECALL_MIN_LABELLED", "shares_from_triplets", "TRIPLET_SHARES", "TRIPLET_SHARE_MIN", "TRIPLET_SHARE_FOLDS",
+    "RECALL_MIN_LABELLED", "Filled", "shares_from_triplets", "TRIPLET_SHARES", "TRIPLET_SHARE_MIN", "TRIPLET_SHARE_FOLDS",
 ]
 
 
@@ -217,31 +218,7 @@ def check_weights(weight: float, borrowed_weight: float | None = None) -> None:
             raise ValueError(f"{name} must be in [0, 1], got {w}")
 
 
-def fill(
-    vectors: np.ndarray,
-    missing: list[int],
-    text: np.ndarray,
-    k: int,
-    weight: float,
-    borrowed_weight: float | None = None,
-    row_weights: np.ndarray | None = None,
-) -> tuple[np.ndarray, list[int], list[int]]:
-    """Both steps: the rows in ``missing`` borrow from their ``k`` text neighbours (none when k = 0), then
-    the text is blended in (at ``row_weights`` when given, else ``weight``), the rows that borrowed at
-    ``borrowed_weight``.
-
-    Returns
-    -------
-    (vectors from :func:`join_text`, the rows that borrowed, the rows in ``missing`` that found nothing to borrow)
-    """
-    still = list(missing)
-    if k > 0 and still:
-        vectors, still = borrow_missing(vectors, still, text, k)
-    borrowed = sorted(set(missing) - set(still))
-    return join_text(vectors, text, weight, borrowed, borrowed_weight, row_weights), borrowed, still
-
-
-# Step 4. The candidate shares (with the recall's own share), the triplets a collection needs before they
+# Step 4 (README step 5). The candidate shares (with the recall's own share), the triplets a collection needs before they
 # choose (with 24 triplets the choice was noise on the test splits' and genre samples' sets, README), and
 # the folds of the honest score.
 TRIPLET_SHARES = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)
@@ -328,3 +305,42 @@ def shares_from_triplets(
             "out_of_fold": out_of_fold.astype(int).tolist(), "out_of_fold_accuracy": round(float(out_of_fold.mean()), 4),
         }
     return weights, report
+
+
+@dataclass
+class Filled:
+    """What :func:`fill` gives: the joined vectors and how each row got there."""
+
+    vectors: np.ndarray  # from join_text
+    borrowed: list[int]  # the rows that borrowed
+    still: list[int]  # the rows in ``missing`` that found nothing to borrow
+    row_weights: np.ndarray | None  # the text share of each row, after step 4 where triplets chose it
+    shares: dict[str, dict] = field(default_factory=dict)  # shares_from_triplets's report (empty unless step 4 ran)
+
+
+def fill(
+    vectors: np.ndarray,
+    missing: list[int],
+    text: np.ndarray,
+    k: int,
+    weight: float,
+    borrowed_weight: float | None = None,
+    row_weights: np.ndarray | None = None,
+    groups: Sequence[str] | None = None,
+    triplets: Mapping[str, np.ndarray] | None = None,
+    min_triplets: int = 0,
+) -> Filled:
+    """Every step: the rows in ``missing`` borrow from their ``k`` text neighbours (none when k = 0); where
+    ``row_weights`` are given and ``min_triplets`` > 0, each collection of ``groups`` with that many
+    ``triplets`` chooses its share (step 4, :func:`shares_from_triplets`); then the text is blended in (at
+    ``row_weights`` when given, else ``weight``), the rows that borrowed at ``borrowed_weight``."""
+    still = list(missing)
+    if k > 0 and still:
+        vectors, still = borrow_missing(vectors, still, text, k)
+    borrowed = sorted(set(missing) - set(still))
+    shares: dict[str, dict] = {}
+    if row_weights is not None and min_triplets > 0 and triplets:
+        if groups is None or len(groups) != len(vectors):
+            raise ValueError("triplets that choose a text share need each problem's collection (groups)")
+        row_weights, shares = shares_from_triplets(vectors, text, weight, borrowed, borrowed_weight, row_weights, groups, triplets, min_triplets)
+    return Filled(join_text(vectors, text, weight, borrowed, borrowed_weight, row_weights), borrowed, still, row_weights, shares)

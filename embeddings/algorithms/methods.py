@@ -159,27 +159,19 @@ def _with_fallback(out: Embedding, data: BankData, p: dict[str, Any]) -> Embeddi
         if len(data.concept_recall) != len(out.vectors):
             raise ValueError(f"{len(data.concept_recall)} recall values for {len(out.vectors)} problems")
         row_weights = fallback.text_weights_from_recall(data.concept_recall, weight, borrowed_weight)
-    vectors, no_concepts = out.vectors, list(out.missing)
-    if k > 0 and no_concepts:
-        vectors, no_concepts = fallback.borrow_missing(vectors, no_concepts, text, k)
-    borrowed = sorted(set(out.missing) - set(no_concepts))
-    shares: dict[str, dict] = {}
-    min_triplets = int(p.get("triplet_share_min", 0))
-    if row_weights is not None and min_triplets > 0 and data.share_triplets:
-        if data.groups is None or len(data.groups) != len(out.vectors):
-            raise ValueError("triplets that choose a text share need each problem's collection (BankData.groups)")
-        row_weights, shares = fallback.shares_from_triplets(
-            vectors, text, weight, borrowed, borrowed_weight, row_weights, data.groups, data.share_triplets, min_triplets
-        )
-    vectors = fallback.join_text(vectors, text, weight, borrowed, borrowed_weight, row_weights)
+    filled = fallback.fill(
+        out.vectors, out.missing, text, k, weight, borrowed_weight, row_weights,
+        groups=data.groups, triplets=data.share_triplets, min_triplets=int(p.get("triplet_share_min", 0)),
+    )
+    vectors, borrowed, row_weights = filled.vectors, filled.borrowed, filled.row_weights
     notes = {**out.notes, "fallback_text": source if data.text_vectors is None else "given", "text_weight": weight, "borrowed_text_weight": borrowed_weight,
              "without_concepts": len(out.missing), "borrowed": len(borrowed)}
-    if shares:
-        notes["triplet_share"] = shares
+    if filled.shares:
+        notes["triplet_share"] = filled.shares
     if row_weights is not None:
         raised = np.setdiff1d(np.flatnonzero(row_weights > weight), borrowed)
         notes["text_weight_raised"] = {"problems": int(len(raised)), "max": round(float(row_weights[raised].max()), 4) if len(raised) else weight}
-    return Embedding(vectors, [i for i in no_concepts if not vectors[i].any()], out.concept_vectors, out.loss, notes)
+    return Embedding(vectors, [i for i in filled.still if not vectors[i].any()], out.concept_vectors, out.loss, notes)
 
 
 def _lsa(data: BankData, dim: int) -> np.ndarray:
