@@ -185,7 +185,7 @@ def source_sets(
     """Each source's concept sets over the bank. ``rules_without(name)`` gives the rules without the
     set ``name``'s own branches ("" for every rule): the starter rules unless a benchmark tries others.
     ``learned_config`` is the hybrid source's learned half (the product's by default)."""
-    rules = [extraction.Rule(s, str(v["pattern"]), bool(v["ignore_case"])) for s, v in sorted(rules_without("").items())]
+    rules = [extraction.Rule.of(s, v) for s, v in sorted(rules_without("").items())]
     texts = bank.rule_texts()
     found = extraction.extract_many(texts, extraction.compile_rules(rules))
     rule_sets = bank.sets(found)
@@ -206,7 +206,7 @@ def source_sets(
         rows = [i for i, b in enumerate(bank.books) if b == name]
         if not rows:
             continue
-        without = [extraction.Rule(s, str(v["pattern"]), bool(v["ignore_case"])) for s, v in sorted(rules_without(name).items())]
+        without = [extraction.Rule.of(s, v) for s, v in sorted(rules_without(name).items())]
         for i, found_i in zip(rows, bank.sets(extraction.extract_many([texts[i] for i in rows], extraction.compile_rules(without)))):
             unseen[i] = found_i
     return {"labels": bank.sets(bank.labels), "rules": rule_sets, "hybrid": hybrid, "unseen": unseen}, info

@@ -31,6 +31,7 @@ preview p95 < 100 ms.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import random
@@ -53,7 +54,7 @@ RULES = ROOT / "problems" / "demo_course" / "rules.json"
 def load_rules() -> list[Rule]:
     from problems.demo_course import demo_rules  # pure: the package reads files only
 
-    return [Rule(slug, str(s["pattern"]), bool(s["ignore_case"])) for slug, s in sorted(demo_rules().items())]
+    return [Rule.of(slug, s) for slug, s in sorted(demo_rules().items())]
 
 
 # A "gap" is an unbounded or counted repetition of a broad class: `[^.?]*`, `\w+`, `(?:...){0,60}`.
@@ -66,7 +67,7 @@ def footprint_only(rules: list[Rule]) -> list[Rule]:
     out = []
     for rule in rules:
         keep = [a for a in extraction.top_level_branches(rule.pattern) if not _GAP.search(a)]
-        out.append(Rule(rule.slug, "|".join(keep) if keep else rule.pattern, rule.ignore_case))
+        out.append(dataclasses.replace(rule, pattern="|".join(keep) if keep else rule.pattern))
     return out
 
 

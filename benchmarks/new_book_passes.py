@@ -146,13 +146,14 @@ def score_pooled(spec: dict, books: rule_workbench.Collection, proposals: dict[s
     """Pooled branches on the held-out problems, and the concepts whose rule they would take over the
     editor's limit. Each proposed branch is matched as a rule of its own (the same concept's matches
     are a union, so the result is the joined rule's), so a pool can be measured past that limit."""
-    visible = {rule.slug: rule.pattern for rule in rule_workbench.visible_rules(spec, books.name, new_book=True)}
+    seen = rule_workbench.visible_rules(spec, books.name, new_book=True)
+    visible = {rule.slug: "|".join(p for p in (rule.pattern, rule.statement_pattern) if p) for rule in seen}
     too_long = sorted(
         slug for slug, branches in proposals.items()
         if len("|".join(([visible[slug]] if slug in visible else []) + branches)) > extraction.MAX_PATTERN_LENGTH
     )
     ignore_case = {slug: bool(rule.get("ignore_case", True)) for slug, rule in spec.items()}
-    rules = [extraction.Rule(slug, pattern, ignore_case[slug]) for slug, pattern in visible.items()]
+    rules = list(seen)
     rules += [extraction.Rule(slug, branch, ignore_case[slug]) for slug, branches in proposals.items() for branch in branches]
     ids = sorted(books.held_out)
     row = {problem: i for i, problem in enumerate(books.ids)}

@@ -63,7 +63,7 @@ CHOICES: dict[str, Callable[[rule_analysis.LineFigures, int], bool]] = {"listed"
 
 
 def as_rules(rules: Rules) -> list[extraction.Rule]:
-    return [extraction.Rule(s, str(v["pattern"]), bool(v["ignore_case"])) for s, v in sorted(rules.items())]
+    return [extraction.Rule.of(s, v) for s, v in sorted(rules.items())]
 
 
 def tuned_sets() -> dict[str, tuple[list[str], list[set[str]]]]:

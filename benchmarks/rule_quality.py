@@ -91,7 +91,7 @@ def load_concepts() -> list[str]:
 
 
 def compiled_rules(without: str = "", strict: bool = False) -> extraction.CompiledRules:
-    rules = [extraction.Rule(slug, str(s["pattern"]), bool(s["ignore_case"])) for slug, s in sorted(demo_rules(without, strict).items())]
+    rules = [extraction.Rule.of(slug, s) for slug, s in sorted(demo_rules(without, strict).items())]
     return extraction.compile_rules(rules)
 
 

@@ -91,9 +91,11 @@ def visible_rules(
     sees = visible_new_book if new_book else visible
     rules = []
     for slug, rule in spec.items():
-        branches = [b["re"] for b in rule["branches"] if sees(b, origin)] + list(proposals.get(slug, []))
-        if branches:
-            rules.append(extraction.Rule(slug, "|".join(branches), bool(rule.get("ignore_case", True))))
+        seen = [b for b in rule["branches"] if sees(b, origin)]
+        branches = [b["re"] for b in seen if not b.get("statement_only")] + list(proposals.get(slug, []))
+        in_statement = [b["re"] for b in seen if b.get("statement_only")]
+        if branches or in_statement:
+            rules.append(extraction.Rule(slug, "|".join(branches), bool(rule.get("ignore_case", True)), "|".join(in_statement)))
     return rules
 
 

@@ -63,20 +63,41 @@ def rule_text(text: str, solution: str | None = None) -> str:
     return f"{text}\n\n{SOLUTION_HEADING} {solution}"
 
 
+_SOLUTION_START = f"\n\n{SOLUTION_HEADING} "
+
+
+def statement_of(text: str) -> str:
+    """The statement of a rule text (``rule_text``): everything before the solution's heading. No
+    problem of the public collections has that heading in its statement."""
+    return text.partition(_SOLUTION_START)[0]
+
+
 @dataclass(frozen=True)
 class Rule:
+    """A concept's rule. ``pattern`` is matched in everything the rules read of a problem (its
+    statement and solution); ``statement_pattern`` in the statement alone: the branches whose
+    footprint is a statement's, and in a solution is only the working (``\\binom{10}{3} = 120``
+    computed, not asked for). README "Where a branch reads". Either may be empty, not both."""
+
     slug: str
     pattern: str
     ignore_case: bool = True
+    statement_pattern: str = ""
+
+    @classmethod
+    def of(cls, slug: str, spec: dict) -> "Rule":
+        """The rule of a spec as ``rules.json``'s loader and the API give it: {pattern, ignore_case[, statement_pattern]}."""
+        return cls(slug, str(spec.get("pattern") or ""), bool(spec.get("ignore_case", True)), str(spec.get("statement_pattern") or ""))
 
 
 class RuleError(ValueError):
     """A pattern that cannot be used, with the engine's message and the position (0-based) if known."""
 
-    def __init__(self, message: str, position: int | None = None, slug: str = ""):
+    def __init__(self, message: str, position: int | None = None, slug: str = "", in_statement: bool = False):
         self.message = message
         self.position = position
         self.slug = slug
+        self.in_statement = in_statement  # the error is in the rule's statement-only pattern
         where = f" at position {position}" if position is not None else ""
         prefix = f"{slug}: " if slug else ""
         super().__init__(f"{prefix}{message}{where}")
@@ -127,6 +148,20 @@ def _flagged(pattern: str, ignore_case: bool) -> str:
 def check_pattern(pattern: str, ignore_case: bool = True) -> str:
     """Validate a pattern; return the engine that will run it. Raise RuleError if unusable."""
     return _checked(pattern, ignore_case)
+
+
+def check_rule(pattern: str, statement_pattern: str = "", ignore_case: bool = True) -> set[str]:
+    """Validate a rule's two patterns (either may be empty, not both); the engines that will run
+    them. An error in the statement-only pattern says so."""
+    if not pattern and not statement_pattern:
+        raise RuleError("the pattern is empty")
+    engines = {check_pattern(pattern, ignore_case)} if pattern else set()
+    if statement_pattern:
+        try:
+            engines.add(check_pattern(statement_pattern, ignore_case))
+        except RuleError as exc:
+            raise RuleError(f"statement-only pattern: {exc.message}", exc.position, in_statement=True) from None
+    return engines
 
 
 @functools.lru_cache(maxsize=256)
@@ -430,6 +465,8 @@ class CompiledRules:
     # (set, entry -> slug): each RE2 rule's branches without a gap, one entry per rule, over MAIN_SETS sets
     plain_sets: list[tuple[re2.Set, list[str]]] = field(default_factory=list)
     gapped_sets: list[tuple[re2.Set, list[str]]] = field(default_factory=list)  # branches with a gap
+    # The rules' statement-only patterns (Rule.statement_pattern), compiled alike; None: there are none.
+    statement: "CompiledRules | None" = None
 
     def __post_init__(self) -> None:
         sets = self.plain_sets + self.gapped_sets
@@ -489,6 +526,12 @@ def compile_rules(rules: Iterable[Rule], timeout: float = DEFAULT_TIMEOUT, budge
     A fallback rule may take `timeout` seconds on one text and `budget` seconds over all the texts the
     returned object matches (None: no budget); compile afresh for each pass over the bank."""
     rules = list(rules)
+    # The statement-only patterns: compiled as rules of their own, matched in the statements.
+    statement_rules = [Rule(r.slug, r.statement_pattern, r.ignore_case) for r in rules if r.statement_pattern]
+    try:
+        statement = compile_rules(statement_rules, timeout, budget) if statement_rules else None
+    except RuleError as exc:
+        raise RuleError(f"statement-only pattern: {exc.message}", exc.position, slug=exc.slug, in_statement=True) from None
     engines: dict[str, str] = {}
     single: dict[str, object] = {}
     set_slugs: list[str] = []
@@ -496,6 +539,8 @@ def compile_rules(rules: Iterable[Rule], timeout: float = DEFAULT_TIMEOUT, budge
     plain: list[tuple[str, str]] = []  # (slug, its branches without a gap, as one pattern)
     gapped: list[tuple[str, str]] = []  # (slug, its branches with a gap, as one pattern)
     for rule in rules:
+        if not rule.pattern and rule.statement_pattern:
+            continue  # a rule whose every branch reads the statement alone
         try:
             engine = check_pattern(rule.pattern, rule.ignore_case)
         except RuleError as exc:
@@ -529,6 +574,7 @@ def compile_rules(rules: Iterable[Rule], timeout: float = DEFAULT_TIMEOUT, budge
         budget=budget,
         plain_sets=sets_of(plain, MAIN_SETS),
         gapped_sets=sets_of(gapped, GAPPED_SETS),
+        statement=statement,
     )
 
 
@@ -549,6 +595,8 @@ def extract(text: str, compiled: CompiledRules, text_index: int = 0) -> set[str]
             if hits:
                 found.update(map(slug_of, hits))
     _fallbacks(text, compiled, text_index, found)
+    if compiled.statement is not None:
+        found |= extract(statement_of(text), compiled.statement, text_index)
     return found
 
 
@@ -566,6 +614,9 @@ def extract_many(texts: Sequence[str], compiled: CompiledRules) -> list[set[str]
     if compiled.fallback:
         for i, text in enumerate(texts):
             _fallbacks(text, compiled, i, found_all[i])
+    if compiled.statement is not None:
+        for found, in_statement in zip(found_all, extract_many([statement_of(text) for text in texts], compiled.statement)):
+            found |= in_statement
     return found_all
 
 
@@ -580,7 +631,16 @@ def first_matches(pattern: str, ignore_case: bool, texts: Sequence[str]) -> list
 
 
 def match_spans(text: str, compiled: CompiledRules, slug: str, limit: int = 50) -> list[tuple[int, int]]:
-    """Character spans where the rule of `slug` matches `text` (for highlighting)."""
+    """Character spans where the rule of `slug` matches `text` (for highlighting): its pattern's
+    anywhere, its statement-only pattern's in the statement (the same offsets: the statement starts
+    the text)."""
+    spans = _spans(text, compiled, slug, limit) if slug in compiled.single else []
+    if compiled.statement is not None and slug in compiled.statement.single:
+        spans = sorted(set(spans) | set(_spans(statement_of(text), compiled.statement, slug, limit)))[:limit]
+    return spans
+
+
+def _spans(text: str, compiled: CompiledRules, slug: str, limit: int) -> list[tuple[int, int]]:
     pattern = compiled.single[slug]
 
     def spans_within(timeout: float | None) -> list[tuple[int, int]]:
@@ -608,22 +668,23 @@ _LEADING_FLAGS = re.compile(r"\(\?[aiLmsux]+\)")
 
 @dataclass
 class BranchMatches:
-    """What one pattern matches over some texts, and which of its top-level branches matched each.
+    """What one rule's patterns match over some texts, and which of their top-level branches matched each.
 
-    `by_branch[b]` lists the indices of the texts branch `b` matches. A pattern RE2 cannot take
-    apart (leading flags, a branch it refuses alone) is one branch, the whole pattern; one on the
-    backtracking engine has none (`branches == []`)."""
+    `by_branch[b]` lists the indices of the texts branch `b` matches. The branches of the pattern come
+    first, then the last `statement_branches` of them, those of the statement-only pattern (matched in
+    each text's statement). A pattern RE2 cannot take apart (leading flags, a branch it refuses alone)
+    is one branch, the whole pattern; one on the backtracking engine has none."""
 
-    compiled: CompiledRules  # the pattern as slug "preview", for spans
+    compiled: CompiledRules  # the rule as slug "preview", for spans
     found: list[int]
     branches: list[str] = field(default_factory=list)
     by_branch: list[list[int]] = field(default_factory=list)
+    statement_branches: int = 0
 
 
-def branch_matching(
-    pattern: str, ignore_case: bool, texts: Sequence[str], timeout: float = DEFAULT_TIMEOUT, budget: float | None = DEFAULT_BUDGET
+def _branch_matching(
+    pattern: str, ignore_case: bool, texts: Sequence[str], timeout: float, budget: float | None
 ) -> BranchMatches:
-    """The texts one pattern matches, and which of its branches matched each. Raises as `matching`."""
     rule = Rule("preview", pattern, ignore_case)
     engine = check_pattern(pattern, ignore_case)
     if engine != ENGINE_RE2:
@@ -655,20 +716,49 @@ def branch_matching(
     return BranchMatches(compiled, found, branches, by_branch)
 
 
+def branch_matching(
+    pattern: str, ignore_case: bool, texts: Sequence[str], timeout: float = DEFAULT_TIMEOUT, budget: float | None = DEFAULT_BUDGET,
+    statement_pattern: str = "",
+) -> BranchMatches:
+    """The texts a rule matches (``pattern`` anywhere, ``statement_pattern`` in the statement), and
+    which of its branches matched each. Raises as `matching`; an error in the statement-only pattern
+    says so."""
+    if not statement_pattern:
+        return _branch_matching(pattern, ignore_case, texts, timeout, budget)
+    try:
+        in_statement = _branch_matching(statement_pattern, ignore_case, [statement_of(t) for t in texts], timeout, budget)
+    except RuleError as exc:
+        raise RuleError(f"statement-only pattern: {exc.message}", exc.position, slug=exc.slug, in_statement=True) from None
+    if not pattern:
+        compiled = CompiledRules(slugs=["preview"], engines={}, set_slugs=[], timeout=timeout, budget=budget, statement=in_statement.compiled)
+        return BranchMatches(compiled, in_statement.found, in_statement.branches, in_statement.by_branch, len(in_statement.branches))
+    anywhere = _branch_matching(pattern, ignore_case, texts, timeout, budget)
+    anywhere.compiled.statement = in_statement.compiled
+    return BranchMatches(
+        anywhere.compiled,
+        sorted(set(anywhere.found) | set(in_statement.found)),
+        anywhere.branches + in_statement.branches,
+        anywhere.by_branch + in_statement.by_branch,
+        len(in_statement.branches),
+    )
+
+
 def matching(
-    pattern: str, ignore_case: bool, texts: Sequence[str], timeout: float = DEFAULT_TIMEOUT, budget: float | None = DEFAULT_BUDGET
+    pattern: str, ignore_case: bool, texts: Sequence[str], timeout: float = DEFAULT_TIMEOUT, budget: float | None = DEFAULT_BUDGET,
+    statement_pattern: str = "",
 ) -> tuple[CompiledRules, list[int]]:
-    """Indices of the texts one pattern matches, and the compiled pattern (slug "preview") for spans."""
-    result = branch_matching(pattern, ignore_case, texts, timeout, budget)
+    """Indices of the texts a rule matches, and the compiled rule (slug "preview") for spans."""
+    result = branch_matching(pattern, ignore_case, texts, timeout, budget, statement_pattern)
     return result.compiled, result.found
 
 
 def preview(
-    pattern: str, ignore_case: bool, texts: Sequence[str], timeout: float = DEFAULT_TIMEOUT, budget: float | None = DEFAULT_BUDGET
+    pattern: str, ignore_case: bool, texts: Sequence[str], timeout: float = DEFAULT_TIMEOUT, budget: float | None = DEFAULT_BUDGET,
+    statement_pattern: str = "",
 ) -> list[PreviewMatch]:
-    """Which of `texts` one pattern matches, with spans. Raises RuleError / RuleTimeout (or its
+    """Which of `texts` a rule matches, with spans. Raises RuleError / RuleTimeout (or its
     RuleBudgetExceeded)."""
-    compiled, found = matching(pattern, ignore_case, texts, timeout, budget)
+    compiled, found = matching(pattern, ignore_case, texts, timeout, budget, statement_pattern)
     return [PreviewMatch(i, match_spans(texts[i], compiled, "preview")) for i in found]
 
 

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from itertools import combinations
 from typing import Callable, Container, Mapping, Sequence
 
-from concepts.extraction import ENGINE_RE2, ConceptStats, Rule, RuleError, branch_matching, check_pattern, first_matches, pattern_lines
+from concepts.extraction import ENGINE_RE2, ConceptStats, Rule, RuleError, branch_matching, check_rule, first_matches, pattern_lines
 
 MIN_POSITIVES = 3  # labelled positives each concept needs before "never labelled together" means anything
 EXAMPLES = 5  # problems kept per conflicting pair
@@ -204,13 +204,14 @@ class LineFigures:
     """One line of a rule (a top-level branch, as the editor's box shows it) on the labelled problems."""
 
     slug: str
-    number: int  # from 1, in the order of the pattern
+    number: int  # from 1, in the order of its box (the pattern, or the statement-only pattern)
     text: str
     tp: int  # labelled problems of the concept it matches
     fp: int  # labelled problems without the concept it matches
     only_tp: int  # of its TP, those no other line of the rule matches (what deleting it would cost)
     wrong: tuple[int, ...] = ()  # the first WRONG_EXAMPLES problems it matches wrongly (indices, or ids once mapped)
     matched: int = 0  # problems in scope it matches, labelled or not: the concepts deleting it takes away
+    in_statement: bool = False  # a line of the statement-only pattern, matched in the statements
 
     @property
     def more_wrong_than_right(self) -> bool:
@@ -254,6 +255,7 @@ class BranchHits:
     slug: str
     branches: list[str]
     by_branch: list[list[int]]  # per branch, indices into the texts
+    statement_branches: int = 0  # the last ones are the statement-only pattern's
 
 
 def branch_hits(rule: Rule, texts: Sequence[str], where: Sequence[int]) -> BranchHits | None:
@@ -262,11 +264,11 @@ def branch_hits(rule: Rule, texts: Sequence[str], where: Sequence[int]) -> Branc
 
     Give as `where` the texts the whole rule matches: a line matches a subset of them, so nothing
     else needs reading (the work grows with the matches, not with rules x bank)."""
-    if check_pattern(rule.pattern, rule.ignore_case) != ENGINE_RE2:
+    if check_rule(rule.pattern, rule.statement_pattern, rule.ignore_case) != {ENGINE_RE2}:
         return None
     where = list(where)
-    matches = branch_matching(rule.pattern, rule.ignore_case, [texts[i] for i in where])
-    return BranchHits(rule.slug, matches.branches, [[where[k] for k in hits] for hits in matches.by_branch])
+    matches = branch_matching(rule.pattern, rule.ignore_case, [texts[i] for i in where], statement_pattern=rule.statement_pattern)
+    return BranchHits(rule.slug, matches.branches, [[where[k] for k in hits] for hits in matches.by_branch], matches.statement_branches)
 
 
 def line_figures(hits: BranchHits, truth: Sequence[set[str] | None], scope: Container[int] | None = None) -> list[LineFigures]:
@@ -281,10 +283,11 @@ def line_figures(hits: BranchHits, truth: Sequence[set[str] | None], scope: Cont
         return None if labels is None else hits.slug in labels
 
     counts = line_counts(hits.by_branch, verdict)
+    anywhere = len(hits.branches) - hits.statement_branches  # the statement-only box's lines follow, numbered from 1
     return [
-        LineFigures(slug=hits.slug, number=number, text=text, tp=c.tp, fp=c.fp, only_tp=c.only_tp, wrong=c.wrong,
-                    matched=len(branch) if scope is None else sum(1 for i in branch if i in scope))
-        for number, (text, c, branch) in enumerate(zip(hits.branches, counts, hits.by_branch), 1)
+        LineFigures(slug=hits.slug, number=k + 1 if k < anywhere else k - anywhere + 1, text=text, tp=c.tp, fp=c.fp, only_tp=c.only_tp,
+                    wrong=c.wrong, matched=len(branch) if scope is None else sum(1 for i in branch if i in scope), in_statement=k >= anywhere)
+        for k, (text, c, branch) in enumerate(zip(hits.branches, counts, hits.by_branch))
     ]
 
 
@@ -342,15 +345,21 @@ class DiffLine:
     text: str
 
 
-def rule_lines(pattern: str, ignore_case: bool, enabled: bool) -> list[str]:
+# The line before a rule's statement-only branches where a rule is shown as lines (history, diffs).
+STATEMENT_ONLY_HEADING = "[in the statement only:]"
+
+
+def rule_lines(pattern: str, ignore_case: bool, enabled: bool, statement_pattern: str = "") -> list[str]:
     """A rule as lines to compare: one per top-level branch (a long rule is one line otherwise, and
-    a diff of it says nothing), then its flags."""
+    a diff of it says nothing), then its statement-only branches under a heading, then its flags."""
     branches = pattern_lines(pattern).splitlines() if pattern else []
+    if statement_pattern:
+        branches += [STATEMENT_ONLY_HEADING, *pattern_lines(statement_pattern).splitlines()]
     return branches + [f"[ignore case: {'yes' if ignore_case else 'no'}]", f"[enabled: {'yes' if enabled else 'no'}]"]
 
 
-def version_diff(old: tuple[str, bool, bool], new: tuple[str, bool, bool]) -> list[DiffLine]:
-    """Every line of both versions (pattern, ignore case, enabled), marked kept, removed or added."""
+def version_diff(old: tuple[str, bool, bool, str], new: tuple[str, bool, bool, str]) -> list[DiffLine]:
+    """Every line of both versions (pattern, ignore case, enabled, statement-only pattern), marked kept, removed or added."""
     a, b = rule_lines(*old), rule_lines(*new)
     out: list[DiffLine] = []
     for op, i1, i2, j1, j2 in difflib.SequenceMatcher(a=a, b=b, autojunk=False).get_opcodes():

@@ -50,28 +50,37 @@ def demo_rule_branches() -> dict[str, dict[str, object]]:
     return json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
 
 
-def join_branches(branches: list[dict[str, object]], without: str = "", strict: bool = False) -> str:
+def join_branches(branches: list[dict[str, object]], without: str = "", strict: bool = False, statement_only: bool = False) -> str:
     """One pattern of the branches' alternatives, leaving out those whose only origin is ``without``
-    (``strict``: every branch that names ``without`` among its origins)."""
+    (``strict``: every branch that names ``without`` among its origins). Only the branches that read
+    the statement alone (``"statement_only": true``) with ``statement_only``, only the others without."""
 
     def kept(b: dict[str, object]) -> bool:
         origins = set(b["from"])  # type: ignore[arg-type]
+        if bool(b.get("statement_only")) != statement_only:
+            return False
         return not without or (without not in origins if strict else bool(origins - {without}))
 
     return "|".join(str(b["re"]) for b in branches if kept(b))
 
 
 def demo_rules(without: str = "", strict: bool = False) -> dict[str, dict[str, object]]:
-    """The demo course's concept rules, slug -> {pattern, ignore_case} (what `rules_load` takes).
+    """The demo course's concept rules, slug -> {pattern, ignore_case[, statement_pattern]} (what
+    `rules_load` takes): ``pattern`` joins the branches matched anywhere a rule reads, and
+    ``statement_pattern`` the branches matched in the statement alone (README "Where a branch reads").
 
     ``without`` names a dev book: its own branches are left out (a rule left empty is dropped);
     ``strict`` also leaves out the branches it shares with other origins.
     """
-    rules = {}
+    rules: dict[str, dict[str, object]] = {}
     for slug, spec in demo_rule_branches().items():
-        pattern = join_branches(spec["branches"], without, strict)  # type: ignore[arg-type]
-        if pattern:
+        branches = spec["branches"]
+        pattern = join_branches(branches, without, strict)  # type: ignore[arg-type]
+        statement_pattern = join_branches(branches, without, strict, statement_only=True)  # type: ignore[arg-type]
+        if pattern or statement_pattern:
             rules[slug] = {"pattern": pattern, "ignore_case": bool(spec.get("ignore_case", True))}
+            if statement_pattern:
+                rules[slug]["statement_pattern"] = statement_pattern
     return rules
 
 

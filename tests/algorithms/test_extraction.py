@@ -246,7 +246,7 @@ def test_gapped_branches_are_matched_apart(gapped_compiled: extraction.CompiledR
 def _demo_rules() -> list[Rule]:
     from problems.demo_course import demo_rules  # pure: the package reads files only
 
-    return [Rule(slug, str(s["pattern"]), bool(s["ignore_case"])) for slug, s in sorted(demo_rules().items())]
+    return [Rule.of(slug, s) for slug, s in sorted(demo_rules().items())]
 
 
 def _random_texts(rules: list[Rule], seed: int, count: int) -> list[str]:
