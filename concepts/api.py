@@ -43,6 +43,7 @@ def perm(read: str, write: str | None = None) -> type[BasePermission]:
 class RuleVersionOutput(serializers.Serializer):
     number = serializers.IntegerField()
     pattern = serializers.CharField()
+    statement_pattern = serializers.CharField(help_text="branches matched in a problem's statement alone (README \"Where a branch reads\"); may be empty")
     ignore_case = serializers.BooleanField()
     enabled = serializers.BooleanField()
     message = serializers.CharField()
@@ -52,7 +53,8 @@ class RuleVersionOutput(serializers.Serializer):
 
 class RuleOutput(serializers.Serializer):
     concept = serializers.CharField(source="concept.slug")
-    pattern = serializers.CharField()
+    pattern = serializers.CharField(help_text="matched in everything the rules read of a problem: its statement, then its solution")
+    statement_pattern = serializers.CharField(help_text="branches matched in a problem's statement alone (README \"Where a branch reads\"); may be empty")
     ignore_case = serializers.BooleanField()
     enabled = serializers.BooleanField()
     version = serializers.IntegerField()
@@ -60,8 +62,15 @@ class RuleOutput(serializers.Serializer):
     updated_at = serializers.DateTimeField()
 
 
+STATEMENT_PATTERN_INPUT = dict(
+    trim_whitespace=False, max_length=extraction.MAX_PATTERN_LENGTH, allow_blank=True, default="",
+    help_text="branches matched in the statement alone; either pattern may be blank, not both",
+)
+
+
 class RuleInput(serializers.Serializer):
-    pattern = serializers.CharField(trim_whitespace=False, max_length=extraction.MAX_PATTERN_LENGTH)
+    pattern = serializers.CharField(trim_whitespace=False, max_length=extraction.MAX_PATTERN_LENGTH, allow_blank=True)
+    statement_pattern = serializers.CharField(**STATEMENT_PATTERN_INPUT)
     ignore_case = serializers.BooleanField(default=True)
     enabled = serializers.BooleanField(default=True)
     message = serializers.CharField(required=False, allow_blank=True, default="", max_length=300)
@@ -94,7 +103,8 @@ def _rule_conflict(exc: RuleConflict) -> Response:
 
 class PreviewInput(serializers.Serializer):
     concept = serializers.CharField()
-    pattern = serializers.CharField(trim_whitespace=False, max_length=extraction.MAX_PATTERN_LENGTH)
+    pattern = serializers.CharField(trim_whitespace=False, max_length=extraction.MAX_PATTERN_LENGTH, allow_blank=True)
+    statement_pattern = serializers.CharField(**STATEMENT_PATTERN_INPUT)
     ignore_case = serializers.BooleanField(default=True)
     modules = serializers.ListField(child=serializers.IntegerField(), required=False, default=list)
 
@@ -153,7 +163,7 @@ def rule_detail_api(request: Request, slug: str) -> Response:
         try:
             rule = rule_save(concept=concept, user=request.user, **data.validated_data)
         except RuleRejected as exc:
-            return Response({"pattern": [str(exc)], "position": exc.position}, status=status.HTTP_400_BAD_REQUEST)
+            return Response({exc.field: [str(exc)], "position": exc.position}, status=status.HTTP_400_BAD_REQUEST)
         except RuleConflict as exc:
             return _rule_conflict(exc)
         return Response(RuleOutput(rule).data)
@@ -220,9 +230,11 @@ def rule_preview_api(request: Request) -> Response:
     data.is_valid(raise_exception=True)
     v = data.validated_data
     result = rule_preview(
-        concept=concept_get(v["concept"]), pattern=v["pattern"], ignore_case=v["ignore_case"], module_ids=v["modules"]
+        concept=concept_get(v["concept"]), pattern=v["pattern"], ignore_case=v["ignore_case"], module_ids=v["modules"],
+        statement_pattern=v["statement_pattern"],
     )
     if result.error:
+        # The shape stays {error, position}; an error in the statement-only pattern says so in its message.
         return Response({"error": result.error, "position": result.position}, status=status.HTTP_400_BAD_REQUEST)
     stats = result.stats.as_dict() if result.stats else None
     return Response(
@@ -244,6 +256,7 @@ class SuggestionsInput(serializers.Serializer):
     concept = serializers.CharField()
     pattern = serializers.CharField(trim_whitespace=False, max_length=extraction.MAX_PATTERN_LENGTH, allow_blank=True, default="",
                                     help_text="the pattern as typed; blank for a concept with no rule yet")
+    statement_pattern = serializers.CharField(**STATEMENT_PATTERN_INPUT)
     ignore_case = serializers.BooleanField(default=True)
     modules = serializers.ListField(child=serializers.IntegerField(), required=False, default=list)
 
@@ -296,7 +309,10 @@ def rule_suggestions_api(request: Request) -> Response:
     data = SuggestionsInput(data=request.data)
     data.is_valid(raise_exception=True)
     v = data.validated_data
-    result = rule_suggestions(concept=concept_get(v["concept"]), pattern=v["pattern"], ignore_case=v["ignore_case"], module_ids=v["modules"])
+    result = rule_suggestions(
+        concept=concept_get(v["concept"]), pattern=v["pattern"], ignore_case=v["ignore_case"], module_ids=v["modules"],
+        statement_pattern=v["statement_pattern"],
+    )
     if result.error:
         return Response({"error": result.error}, status=status.HTTP_400_BAD_REQUEST)
     return Response(SuggestionsOutput(result).data)

@@ -29,13 +29,17 @@ class PatternField(forms.CharField):
         return extraction.join_lines(typed)
 
 
+def _pattern_box(rows: int) -> forms.Textarea:
+    # Grows with the pattern (CSS field-sizing, and static/js/rule_editor.js where that is missing).
+    # data-draft: what is typed is kept in the browser until saved (static/js/site.js), e.g. across
+    # an expired session.
+    return forms.Textarea(attrs={"rows": rows, "spellcheck": "false", "class": "mono pattern-box", "autocomplete": "off", "data-draft": ""})
+
+
 class RuleForm(forms.Form):
-    pattern = PatternField(
-        # Grows with the pattern (CSS field-sizing, and static/js/rule_editor.js where that is missing).
-        # data-draft: what is typed is kept in the browser until saved (static/js/site.js), e.g. across
-        # an expired session.
-        widget=forms.Textarea(attrs={"rows": 4, "spellcheck": "false", "class": "mono pattern-box", "autocomplete": "off", "data-draft": ""})
-    )
+    # Either box may be empty, not both (clean).
+    pattern = PatternField(required=False, widget=_pattern_box(4), label="Pattern (matched in the statement and the solution)")
+    statement_pattern = PatternField(required=False, widget=_pattern_box(2), label="Matched in the statement only")
     ignore_case = forms.BooleanField(required=False, initial=True)
     enabled = forms.BooleanField(required=False, initial=True)
     message = forms.CharField(required=False, max_length=300, label="Change note")
@@ -44,24 +48,30 @@ class RuleForm(forms.Form):
 
     def clean(self) -> dict[str, Any]:
         data = super().clean()
-        if "pattern" in data:
-            try:
-                extraction.check_pattern(data["pattern"], data.get("ignore_case", False))
-            except extraction.RuleError as exc:
-                self.add_error("pattern", f"Invalid pattern: {exc.message}{self._where(exc.position)}")
+        boxes = [name for name in ("pattern", "statement_pattern") if name in data]
+        if len(boxes) == 2 and not data["pattern"] and not data["statement_pattern"]:
+            self.add_error("pattern", "Write a pattern, in either box.")
+            return data
+        for name in boxes:
+            if data[name]:
+                try:
+                    extraction.check_pattern(data[name], data.get("ignore_case", False))
+                except extraction.RuleError as exc:
+                    self.add_error(name, f"Invalid pattern: {exc.message}{self._where(exc.position, name)}")
         return data
 
-    def _where(self, position: int | None) -> str:
+    def _where(self, position: int | None, box: str = "pattern") -> str:
         """Where in the box an error of the joined pattern is: its line and column when there are lines."""
         if position is None:
             return ""
-        at = extraction.where_in_lines(self.data.get("pattern", "") or "", position)
+        at = extraction.where_in_lines(self.data.get(box, "") or "", position)
         return f" (at position {position})" if at is None else f" (line {at[0]}, column {at[1] + 1})"
 
 
 class RulePreviewForm(forms.Form):
     concept = forms.CharField(max_length=100)
     pattern = PatternField(required=False)
+    statement_pattern = PatternField(required=False)
     ignore_case = forms.BooleanField(required=False)
     modules = forms.ModelMultipleChoiceField(queryset=Module.objects.all(), required=False)
 

@@ -56,7 +56,10 @@ class ConceptRule(models.Model):
     """The regex rule of one concept. Every change is kept as a ConceptRuleVersion."""
 
     concept = models.OneToOneField(Concept, on_delete=models.CASCADE, related_name="rule")
-    pattern = models.TextField()
+    pattern = models.TextField(blank=True, help_text="Matched in everything the rules read of a problem: its statement and solution.")
+    statement_pattern = models.TextField(
+        blank=True, help_text="Matched in the statement alone (README \"Where a branch reads\"); either pattern may be empty, not both."
+    )
     ignore_case = models.BooleanField(default=True)
     enabled = models.BooleanField(default=True)
     version = models.PositiveIntegerField(default=0, help_text="Number of the current version.")
@@ -74,7 +77,8 @@ class ConceptRule(models.Model):
 class ConceptRuleVersion(models.Model):
     rule = models.ForeignKey(ConceptRule, on_delete=models.CASCADE, related_name="versions")
     number = models.PositiveIntegerField()
-    pattern = models.TextField()
+    pattern = models.TextField(blank=True)
+    statement_pattern = models.TextField(blank=True)
     ignore_case = models.BooleanField(default=True)
     enabled = models.BooleanField(default=True)
     message = models.CharField(max_length=300, blank=True)

@@ -71,7 +71,7 @@ def concept_list_with_rules() -> QuerySet[Concept]:
 
 def rules_enabled() -> list[tuple[extraction.Rule, ConceptRule]]:
     rules = ConceptRule.objects.filter(enabled=True).select_related("concept").order_by("concept__slug")
-    return [(extraction.Rule(r.concept.slug, r.pattern, r.ignore_case), r) for r in rules]
+    return [(extraction.Rule(r.concept.slug, r.pattern, r.ignore_case, r.statement_pattern), r) for r in rules]
 
 
 def rule_versions(rule: ConceptRule) -> QuerySet[ConceptRuleVersion]:
@@ -152,13 +152,14 @@ class PreviewRow:
 class BranchStat:
     """One top-level branch of a previewed pattern (a line of the editor's box), over the bank."""
 
-    number: int  # from 1, in the order of the pattern (the box's non-blank lines)
+    number: int  # from 1, in the order of its box's non-blank lines
     text: str
     matched: int
     tp: int  # labelled problems of the concept it matches
     fp: int  # labelled problems without the concept it matches
     only_tp: int  # of its TP, those no other branch matches
     wrong: tuple[tuple[int, str], ...] = ()  # (id, title) of the first few problems it matches wrongly
+    in_statement: bool = False  # a line of the statement-only box
 
     @property
     def more_wrong_than_right(self) -> bool:
@@ -169,6 +170,7 @@ class BranchStat:
 class RulePreview:
     error: str = ""
     position: int | None = None
+    in_statement: bool = False  # the error is in the statement-only pattern
     matched: int = 0
     total: int = 0
     rows: list[PreviewRow] = field(default_factory=list)
@@ -194,8 +196,10 @@ class RulePreview:
         return sum(b.matched == 0 for b in self.branches)
 
 
-def _matching_ids(pattern: str, ignore_case: bool, bank: BankTexts) -> tuple[extraction.CompiledRules, set[int]]:
-    compiled, found = extraction.matching(pattern, ignore_case, bank.texts, budget=settings.RULE_FALLBACK_BUDGET_SECONDS)
+def _matching_ids(pattern: str, ignore_case: bool, bank: BankTexts, statement_pattern: str = "") -> tuple[extraction.CompiledRules, set[int]]:
+    compiled, found = extraction.matching(
+        pattern, ignore_case, bank.texts, budget=settings.RULE_FALLBACK_BUDGET_SECONDS, statement_pattern=statement_pattern
+    )
     return compiled, {bank.ids[i] for i in found}
 
 
@@ -207,25 +211,32 @@ def _branch_stats(matches: extraction.BranchMatches, bank: BankTexts, truth: set
         return True if pid in truth else False if pid in bank.labelled else None
 
     counts = rule_analysis.line_counts(matches.by_branch, verdict)
+    anywhere = len(matches.branches) - matches.statement_branches  # the statement-only box's lines follow
     return [
         BranchStat(
-            number=number, text=text, matched=len(hits), tp=c.tp, fp=c.fp, only_tp=c.only_tp,
-            wrong=tuple((bank.ids[i], bank.titles[i]) for i in c.wrong),
+            number=k + 1 if k < anywhere else k - anywhere + 1, text=text, matched=len(hits), tp=c.tp, fp=c.fp, only_tp=c.only_tp,
+            wrong=tuple((bank.ids[i], bank.titles[i]) for i in c.wrong), in_statement=k >= anywhere,
         )
-        for number, (text, hits, c) in enumerate(zip(matches.branches, matches.by_branch, counts), 1)
+        for k, (text, hits, c) in enumerate(zip(matches.branches, matches.by_branch, counts))
     ]
 
 
-def rule_preview(*, concept: Concept, pattern: str, ignore_case: bool, module_ids: list[int] | None = None) -> RulePreview:
-    """What a pattern would match over the bank, judged against the concept's ground truth."""
+def rule_preview(
+    *, concept: Concept, pattern: str, ignore_case: bool, module_ids: list[int] | None = None, statement_pattern: str = ""
+) -> RulePreview:
+    """What a rule would match over the bank (``pattern`` anywhere it reads, ``statement_pattern`` in
+    the statements), judged against the concept's ground truth."""
     result = RulePreview()
     try:
-        result.engine = extraction.check_pattern(pattern, ignore_case)
+        engines = extraction.check_rule(pattern, statement_pattern, ignore_case)
+        result.engine = extraction.ENGINE_BACKTRACKING if extraction.ENGINE_BACKTRACKING in engines else extraction.ENGINE_RE2
         bank = bank_texts(module_ids)
-        matches = extraction.branch_matching(pattern, ignore_case, bank.texts, budget=settings.RULE_FALLBACK_BUDGET_SECONDS)
+        matches = extraction.branch_matching(
+            pattern, ignore_case, bank.texts, budget=settings.RULE_FALLBACK_BUDGET_SECONDS, statement_pattern=statement_pattern
+        )
         compiled, found = matches.compiled, {bank.ids[i] for i in matches.found}
     except extraction.RuleError as exc:
-        result.error, result.position = exc.message, exc.position
+        result.error, result.position, result.in_statement = exc.message, exc.position, exc.in_statement
         return result
     except extraction.RuleBudgetExceeded as exc:
         result.error = (
@@ -273,7 +284,7 @@ def rule_preview(*, concept: Concept, pattern: str, ignore_case: bool, module_id
         before = cache.get(saved_key)
         if before is None:
             try:
-                before = _matching_ids(saved.pattern, saved.ignore_case, bank)[1]
+                before = _matching_ids(saved.pattern, saved.ignore_case, bank, saved.statement_pattern)[1]
             except (extraction.RuleError, extraction.RuleTimeout):
                 before = set()
             cache.set(saved_key, before, 600)
@@ -330,21 +341,23 @@ _MINING_MEMO: OrderedDict[tuple, RuleSuggestions] = OrderedDict()
 _MINING_MEMO_SIZE = 32
 
 
-def rule_suggestions(*, concept: Concept, pattern: str, ignore_case: bool, module_ids: list[int] | None = None) -> RuleSuggestions:
-    """Phrases of the problems the pattern misses that would recover them (concepts.mining), each as a
-    branch to append, judged on the concept's labelled problems; the greedy few first."""
+def rule_suggestions(
+    *, concept: Concept, pattern: str, ignore_case: bool, module_ids: list[int] | None = None, statement_pattern: str = ""
+) -> RuleSuggestions:
+    """Phrases of the problems the rule misses that would recover them (concepts.mining), each as a
+    branch to append to its pattern, judged on the concept's labelled problems; the greedy few first."""
     bank = bank_texts(module_ids)
-    key = (bank.key, concept.pk, concept.name, concept.description, pattern, ignore_case)
+    key = (bank.key, concept.pk, concept.name, concept.description, pattern, ignore_case, statement_pattern)
     found_memo = _MINING_MEMO.get(key)
     if found_memo is not None:
         _MINING_MEMO.move_to_end(key)
         return found_memo
     result = RuleSuggestions(pattern=pattern)
     matched = [False] * len(bank.ids)
-    if pattern.strip():
+    if pattern.strip() or statement_pattern.strip():
         try:
-            extraction.check_pattern(pattern, ignore_case)
-            for i in extraction.matching(pattern, ignore_case, bank.texts)[1]:
+            extraction.check_rule(pattern, statement_pattern, ignore_case)
+            for i in extraction.matching(pattern, ignore_case, bank.texts, statement_pattern=statement_pattern)[1]:
                 matched[i] = True
         except extraction.RuleError as exc:
             result.error = exc.message
@@ -398,7 +411,7 @@ class RulesAnalysis:
     texts: list[str] = field(default_factory=list, repr=False)  # each analysed problem's text
     ignore_case: dict[str, bool] = field(default_factory=dict)  # per rule, as matched
     held_out: frozenset[int] = frozenset()  # problems held out from rule writing: counted, never listed
-    _in_context: dict[tuple[str, int], list[tuple[int, str, rule_analysis.Snippet | None]]] = field(default_factory=dict, repr=False)
+    _in_context: dict[tuple[str, int, bool], list[tuple[int, str, rule_analysis.Snippet | None]]] = field(default_factory=dict, repr=False)
     _position: dict[int, int] = field(default_factory=dict, repr=False)  # problem id -> index, built when first needed
 
     @property
@@ -413,12 +426,14 @@ class RulesAnalysis:
     def wrong_in_context(self, line: rule_analysis.LineFigures) -> list[tuple[int, str, rule_analysis.Snippet | None]]:
         """(id, title, the wording it matched) of each of the line's first wrong matches; worked out
         for the lines a page shows, once per analysis."""
-        key = (line.slug, line.number)
+        key = (line.slug, line.number, line.in_statement)
         if key not in self._in_context:
             if not self._position:
                 self._position.update((pid, k) for k, pid in enumerate(self.ids))
             shown = [self._position[pid] for pid in line.wrong if pid in self._position]
-            snippets = rule_analysis.line_snippets(line.text, self.ignore_case.get(line.slug, True), [self.texts[k] for k in shown])
+            # A statement-only line matched the statement: show the wording there, not a solution's.
+            texts = [extraction.statement_of(self.texts[k]) if line.in_statement else self.texts[k] for k in shown]
+            snippets = rule_analysis.line_snippets(line.text, self.ignore_case.get(line.slug, True), texts)
             self._in_context[key] = [(self.ids[k], self.titles[k], snippet) for k, snippet in zip(shown, snippets)]
         return self._in_context[key]
 
@@ -459,7 +474,7 @@ def _bank_matches(bank: BankTexts) -> _BankMatches:
     if known is not None and len(changed) <= _INCREMENTAL_MAX:
         matches = {slug: found for slug, found in known.matches.items() if slug in versions}
         for rule in changed:
-            matches[rule.slug] = extraction.matching(rule.pattern, rule.ignore_case, bank.texts)[1]
+            matches[rule.slug] = extraction.matching(rule.pattern, rule.ignore_case, bank.texts, statement_pattern=rule.statement_pattern)[1]
     else:
         predicted = extraction.extract_many(bank.texts, extraction.compile_rules([rule for rule, _ in enabled]))
         matches = {slug: [] for slug in versions}

@@ -18,7 +18,7 @@ from django.db import transaction
 from django.db.models import Count, Max
 from django.utils import timezone
 
-from concepts import extraction, learned
+from concepts import extraction, learned, rule_analysis
 from concepts.jobs import job_claim, job_enqueue
 from concepts.models import (
     Concept,
@@ -89,8 +89,9 @@ def concepts_upsert(*, rows: list[dict[str, Any]]) -> int:
 class RuleRejected(ValueError):
     """A rule change that cannot be saved; `position` is where the engine found the problem."""
 
-    def __init__(self, message: str, position: int | None = None):
+    def __init__(self, message: str, position: int | None = None, field: str = "pattern"):
         self.message, self.position = message, position
+        self.field = field  # the box the problem is in: "pattern" or "statement_pattern"
         super().__init__(message + (f" at position {position}" if position is not None else ""))
 
 
@@ -98,24 +99,29 @@ def _when(moment: Any) -> str:
     return timezone.localtime(moment).strftime("%Y-%m-%d %H:%M") if moment else "an unknown time"
 
 
-def _rule_lines(pattern: str, flags: dict[str, bool]) -> list[str]:
+def _rule_lines(pattern: str, flags: dict[str, bool], statement_pattern: str = "") -> list[str]:
     # One line per branch, as the editor shows it: a one-line rule's diff would say only "it changed".
-    return extraction.pattern_lines(pattern).splitlines() + [f"[{name} = {'yes' if on else 'no'}]" for name, on in flags.items()]
+    # The statement-only branches follow under a line of their own, so moving a branch there reads as a move.
+    lines = extraction.pattern_lines(pattern).splitlines() if pattern else []
+    if statement_pattern:
+        lines += [rule_analysis.STATEMENT_ONLY_HEADING, *extraction.pattern_lines(statement_pattern).splitlines()]
+    return lines + [f"[{name} = {'yes' if on else 'no'}]" for name, on in flags.items()]
 
 
-def rule_diff(*, saved: ConceptRule | None, pattern: str, ignore_case: bool, enabled: bool) -> str:
+def rule_diff(*, saved: ConceptRule | None, pattern: str, ignore_case: bool, enabled: bool, statement_pattern: str = "") -> str:
     """A unified diff from the saved rule to a submitted one (what saving it would change).
 
     The flags appear as extra lines only where they differ, so a pattern-only change reads as one.
     """
     saved_pattern = saved.pattern if saved else ""
+    saved_statement = saved.statement_pattern if saved else ""
     saved_flags = {"ignore_case": saved.ignore_case, "enabled": saved.enabled} if saved else {}
     mine = {"ignore_case": ignore_case, "enabled": enabled}
     differ = [name for name in mine if saved is None or saved_flags[name] != mine[name]]
     label = f"saved (version {saved.version})" if saved else "saved (no rule)"
     lines = difflib.unified_diff(
-        _rule_lines(saved_pattern, {n: saved_flags[n] for n in differ if saved}),
-        _rule_lines(pattern, {n: mine[n] for n in differ}),
+        _rule_lines(saved_pattern, {n: saved_flags[n] for n in differ if saved}, saved_statement),
+        _rule_lines(pattern, {n: mine[n] for n in differ}, statement_pattern),
         fromfile=label,
         tofile="yours",
         lineterm="",
@@ -150,22 +156,28 @@ def rule_save(
     user: Any = None,
     message: str = "",
     base_version: int | None = None,
+    statement_pattern: str = "",
 ) -> ConceptRule:
     """Save a concept's rule as a new version; refuse invalid or runaway patterns.
+
+    ``pattern`` is matched in everything the rules read of a problem, ``statement_pattern`` in its
+    statement alone; either may be empty, not both.
 
     `base_version` is the version the editor started from (0: no rule yet). When given and the rule
     has moved on since, RuleConflict is raised instead of overwriting someone else's version.
     None skips the check (scripts, the demo loader, API clients that do not send it).
     """
     try:
-        engine = extraction.check_pattern(pattern, ignore_case)
-        if engine == extraction.ENGINE_BACKTRACKING:
+        engines = extraction.check_rule(pattern, statement_pattern, ignore_case)
+        if extraction.ENGINE_BACKTRACKING in engines:
             # A backtracking pattern must prove itself on the whole bank before it may run in a worker.
             from concepts.selectors import bank_texts
 
-            extraction.preview(pattern, ignore_case, bank_texts().texts, budget=settings.RULE_FALLBACK_BUDGET_SECONDS)
+            extraction.preview(
+                pattern, ignore_case, bank_texts().texts, budget=settings.RULE_FALLBACK_BUDGET_SECONDS, statement_pattern=statement_pattern
+            )
     except extraction.RuleError as exc:
-        raise RuleRejected(exc.message, exc.position) from None
+        raise RuleRejected(exc.message, exc.position, "statement_pattern" if exc.in_statement else "pattern") from None
     except extraction.RuleBudgetExceeded as exc:
         raise RuleRejected(
             f"the pattern used up its time budget of {exc.seconds:g}s over the bank after {exc.texts_done} problem(s): "
@@ -179,17 +191,17 @@ def rule_save(
     # first saves must still queue behind each other and compare versions.
     list(Concept.objects.select_for_update().filter(pk=concept.pk).order_by().values_list("pk"))
     rule = ConceptRule.objects.select_related("updated_by").filter(concept=concept).order_by("pk").first()
-    if rule is not None and (rule.pattern, rule.ignore_case, rule.enabled) == (pattern, ignore_case, enabled):
+    if rule is not None and (rule.pattern, rule.statement_pattern, rule.ignore_case, rule.enabled) == (pattern, statement_pattern, ignore_case, enabled):
         return rule  # nothing changed (or both editors typed the same): no new version, nothing to lose
     if base_version is not None and base_version != (rule.version if rule else 0):
         raise RuleConflict(
             rule=rule,
             base_version=base_version,
-            diff=rule_diff(saved=rule, pattern=pattern, ignore_case=ignore_case, enabled=enabled),
+            diff=rule_diff(saved=rule, pattern=pattern, ignore_case=ignore_case, enabled=enabled, statement_pattern=statement_pattern),
         )
     if rule is None:
         rule = ConceptRule(concept=concept)
-    rule.pattern, rule.ignore_case, rule.enabled = pattern, ignore_case, enabled
+    rule.pattern, rule.statement_pattern, rule.ignore_case, rule.enabled = pattern, statement_pattern, ignore_case, enabled
     rule.version += 1
     rule.updated_by = user
     rule.save()
@@ -197,6 +209,7 @@ def rule_save(
         rule=rule,
         number=rule.version,
         pattern=pattern,
+        statement_pattern=statement_pattern,
         ignore_case=ignore_case,
         enabled=enabled,
         message=message[:300],
@@ -212,6 +225,7 @@ def rule_revert(*, rule: ConceptRule, number: int, user: Any = None, base_versio
     return rule_save(
         concept=rule.concept,
         pattern=old.pattern,
+        statement_pattern=old.statement_pattern,
         ignore_case=old.ignore_case,
         enabled=old.enabled,
         user=user,
@@ -233,7 +247,8 @@ def rules_load(*, rules: dict[str, dict[str, Any]], user: Any = None, message: s
             try:
                 rule = rule_save(
                     concept=concepts[slug],
-                    pattern=spec["pattern"],
+                    pattern=spec.get("pattern") or "",
+                    statement_pattern=spec.get("statement_pattern") or "",
                     ignore_case=spec.get("ignore_case", True),
                     enabled=spec.get("enabled", True),
                     user=user,

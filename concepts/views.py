@@ -46,13 +46,15 @@ def concept_list(request: HttpRequest) -> HttpResponse:
     return render(request, "concepts/concept_list.html", {"concepts": concept_list_with_rules()})
 
 
-def _keep_query(*, ignore_case: bool, enabled: bool, base_version: Any, module_ids: list[int]) -> str:
+def _keep_query(*, ignore_case: bool, enabled: bool, base_version: Any, module_ids: list[int], statement_pattern: str = "") -> str:
     """The editor's state, less the pattern, for the "Append" links that work without JavaScript:
     they open the editor previewing the pattern with the branch appended, nothing saved."""
     from urllib.parse import urlencode
 
     # suggest=1: the page the link opens renders the next suggestions itself (no htmx to fetch them).
     pairs: list[tuple[str, Any]] = [("preview", 1), ("suggest", 1)]
+    if statement_pattern:
+        pairs.append(("statement_pattern", statement_pattern))
     if ignore_case:
         pairs.append(("ignore_case", "on"))
     if enabled:
@@ -65,7 +67,7 @@ def _keep_query(*, ignore_case: bool, enabled: bool, base_version: Any, module_i
 
 def _preview_context(
     concept: Any, pattern: str, ignore_case: bool, module_ids: list[int], *, suggest: bool = False, keep_query: str = "",
-    typed: str = "",
+    typed: str = "", statement_pattern: str = "", typed_statement: str = "",
 ) -> dict[str, Any]:
     """The live panel's context. An empty pattern previews nothing (the panel is cleared). `typed` is
     the box's text (a branch per line), so that an error's position is given as its line and column.
@@ -78,12 +80,16 @@ def _preview_context(
     context: dict[str, Any] = {"concept": concept, "preview": None, "keep_query": keep_query}
     if keep_query:
         context["suggest_url"] = f"{reverse('concepts:rule-edit', args=[concept.slug])}?{urlencode({'pattern': pattern})}&{keep_query}"
-    if pattern.strip():
-        context["preview"] = preview = rule_preview(concept=concept, pattern=pattern, ignore_case=ignore_case, module_ids=module_ids)
+    if pattern.strip() or statement_pattern.strip():
+        context["preview"] = preview = rule_preview(
+            concept=concept, pattern=pattern, ignore_case=ignore_case, module_ids=module_ids, statement_pattern=statement_pattern
+        )
         if preview.error and preview.position is not None:
-            context["error_line"] = extraction.where_in_lines(typed, preview.position)
+            context["error_line"] = extraction.where_in_lines(typed_statement if preview.in_statement else typed, preview.position)
     if suggest and not (context["preview"] and context["preview"].error):
-        context["suggestions"] = rule_suggestions(concept=concept, pattern=pattern, ignore_case=ignore_case, module_ids=module_ids)
+        context["suggestions"] = rule_suggestions(
+            concept=concept, pattern=pattern, ignore_case=ignore_case, module_ids=module_ids, statement_pattern=statement_pattern
+        )
     return context
 
 
@@ -95,7 +101,10 @@ def rule_edit(request: HttpRequest, slug: str) -> HttpResponse:
     initial: dict[str, Any] = {"base_version": rule.version if rule else 0}
     if rule:
         # The box holds one branch per line; what is saved is the one-line pattern (forms.PatternField).
-        initial.update(pattern=extraction.pattern_lines(rule.pattern), ignore_case=rule.ignore_case, enabled=rule.enabled)
+        initial.update(
+            pattern=extraction.pattern_lines(rule.pattern), statement_pattern=extraction.pattern_lines(rule.statement_pattern),
+            ignore_case=rule.ignore_case, enabled=rule.enabled,
+        )
     form = RuleForm(request.POST or None, initial=initial)
     module_ids = [m for m in map(whole_number, request.POST.getlist("modules") or request.GET.getlist("modules")) if m is not None]
     conflict = None
@@ -108,6 +117,7 @@ def rule_edit(request: HttpRequest, slug: str) -> HttpResponse:
                 rule_save(
                     concept=concept,
                     pattern=data["pattern"],
+                    statement_pattern=data["statement_pattern"],
                     ignore_case=data["ignore_case"],
                     enabled=data["enabled"],
                     user=request.user,
@@ -117,7 +127,7 @@ def rule_edit(request: HttpRequest, slug: str) -> HttpResponse:
                 messages.success(request, f"Saved the rule of {concept.slug}.", extra_tags="saved")
                 return redirect("concepts:rule-edit", slug=concept.slug)
             except RuleRejected as exc:
-                form.add_error("pattern", f"Invalid pattern: {exc}")
+                form.add_error(exc.field, f"Invalid pattern: {exc}")
             except RuleConflict as exc:
                 # Keep what the TA typed, now based on the saved version: saving again is a deliberate overwrite.
                 conflict, rule = exc, exc.rule
@@ -129,20 +139,29 @@ def rule_edit(request: HttpRequest, slug: str) -> HttpResponse:
         # An "Append" link carries the one-line pattern: shown, like a saved one, a branch per line.
         query = request.GET.copy()
         query["pattern"] = extraction.pattern_lines(extraction.join_lines(query["pattern"]))
+        if "statement_pattern" in query:
+            query["statement_pattern"] = extraction.pattern_lines(extraction.join_lines(query["statement_pattern"]))
         form = RuleForm(query, initial=initial)
     typed = form.data.get("pattern", "") if form.is_bound else initial.get("pattern", "")
     pattern = extraction.join_lines(typed)
+    typed_statement = form.data.get("statement_pattern", "") if form.is_bound else initial.get("statement_pattern", "")
+    statement_pattern = extraction.join_lines(typed_statement)
     ignore_case = bool(form.data.get("ignore_case")) if form.is_bound else initial.get("ignore_case", True)
     enabled = bool(form.data.get("enabled")) if form.is_bound else initial.get("enabled", True)
     base_version = form.data.get("base_version") if form.is_bound else initial["base_version"]
-    keep = _keep_query(ignore_case=ignore_case, enabled=enabled, base_version=base_version, module_ids=module_ids)
+    keep = _keep_query(
+        ignore_case=ignore_case, enabled=enabled, base_version=base_version, module_ids=module_ids, statement_pattern=statement_pattern
+    )
     context = {
         "form": form,
         "rule": rule,
         "modules": Module.objects.all(),
         "module_ids": module_ids,
         "conflict": conflict,
-        **_preview_context(concept, pattern, ignore_case, module_ids, suggest=request.GET.get("suggest") == "1", keep_query=keep, typed=typed),
+        **_preview_context(
+            concept, pattern, ignore_case, module_ids, suggest=request.GET.get("suggest") == "1", keep_query=keep, typed=typed,
+            statement_pattern=statement_pattern, typed_statement=typed_statement,
+        ),
         # A line to point at in the preview's Branches table (the rule analysis page links to `?line=N#branch-line-N`).
         "chosen_line": whole_number(request.GET.get("line", "")),
         "reads_solutions": settings.RULES_READ_SOLUTIONS,
@@ -160,7 +179,8 @@ def rule_preview_view(request: HttpRequest) -> HttpResponse:
     data = form.cleaned_data
     concept = concept_get(data["concept"])
     context = _preview_context(
-        concept, data["pattern"], data["ignore_case"], [m.id for m in data["modules"]], typed=request.POST.get("pattern", "")
+        concept, data["pattern"], data["ignore_case"], [m.id for m in data["modules"]], typed=request.POST.get("pattern", ""),
+        statement_pattern=data["statement_pattern"], typed_statement=request.POST.get("statement_pattern", ""),
     )
     # Errors come back with status 200 so htmx swaps them into the panel.
     return render(request, "concepts/_rule_preview.html", context)
@@ -173,15 +193,20 @@ def rule_suggestions_view(request: HttpRequest) -> HttpResponse:
     form = RulePreviewForm(request.POST)
     if not form.is_valid():
         # A line that is not a pattern is the preview's to say (beside it); here, only other errors.
-        errors = {field: e for field, e in form.errors.items() if field != "pattern"}
-        return render(request, "concepts/_rule_suggestions.html", {"suggestions": None, "form_errors": errors, "pattern_error": "pattern" in form.errors})
+        errors = {field: e for field, e in form.errors.items() if field not in ("pattern", "statement_pattern")}
+        pattern_error = "pattern" in form.errors or "statement_pattern" in form.errors
+        return render(request, "concepts/_rule_suggestions.html", {"suggestions": None, "form_errors": errors, "pattern_error": pattern_error})
     data = form.cleaned_data
     concept = concept_get(data["concept"])
     module_ids = [m.id for m in data["modules"]]
-    suggestions = rule_suggestions(concept=concept, pattern=data["pattern"], ignore_case=data["ignore_case"], module_ids=module_ids)
+    suggestions = rule_suggestions(
+        concept=concept, pattern=data["pattern"], ignore_case=data["ignore_case"], module_ids=module_ids,
+        statement_pattern=data["statement_pattern"],
+    )
     keep = _keep_query(
         ignore_case=data["ignore_case"], enabled=bool(request.POST.get("enabled")),
         base_version=_base_version(request.POST.get("base_version")), module_ids=module_ids,
+        statement_pattern=data["statement_pattern"],
     )
     return render(request, "concepts/_rule_suggestions.html", {"concept": concept, "suggestions": suggestions, "keep_query": keep})
 
@@ -211,7 +236,8 @@ def rule_history(request: HttpRequest, slug: str) -> HttpResponse:
             messages.error(request, f"No version {a if older is None else b} of {slug} to compare.")
         else:
             lines = version_diff(
-                (older.pattern, older.ignore_case, older.enabled), (newer.pattern, newer.ignore_case, newer.enabled)
+                (older.pattern, older.ignore_case, older.enabled, older.statement_pattern),
+                (newer.pattern, newer.ignore_case, newer.enabled, newer.statement_pattern),
             )
             compare = {
                 "a": older, "b": newer, "lines": lines,
@@ -386,8 +412,10 @@ def report_drilldown(request: HttpRequest, pk: int, slug: str, kind: str) -> Htt
     except extraction.RuleTimeout as exc:  # a fallback rule too slow for the bank: say which, not a 500
         problems, error = [], str(exc)
     rule = ConceptRule.objects.select_related("updated_by").filter(concept=concept).first()
+    statement_pattern = rule.statement_pattern if rule else ""
     form = RuleForm(
         initial={"pattern": extraction.pattern_lines(rule.pattern) if rule else "", "ignore_case": rule.ignore_case if rule else True,
+                 "statement_pattern": extraction.pattern_lines(statement_pattern),
                  "enabled": rule.enabled if rule else True, "base_version": rule.version if rule else 0}
     )
     # The same live preview as the editor, on the current rule, so the TA can fix it from here.
@@ -396,7 +424,8 @@ def report_drilldown(request: HttpRequest, pk: int, slug: str, kind: str) -> Htt
         **_preview_context(
             concept, rule.pattern if rule else "", rule.ignore_case if rule else True, [],
             keep_query=_keep_query(ignore_case=rule.ignore_case if rule else True, enabled=rule.enabled if rule else True,
-                                   base_version=rule.version if rule else 0, module_ids=[]),
+                                   base_version=rule.version if rule else 0, module_ids=[], statement_pattern=statement_pattern),
+            statement_pattern=statement_pattern,
         ),
     }
     return render(request, "concepts/report_drilldown.html", context)

@@ -1,7 +1,8 @@
 // The rule editor (and the report drill-down's copy of it): a pattern box, one branch per line, that
 // grows with its content and counts its characters against the limit, "Append" buttons that add a
 // suggested branch as a new line (the live preview then scores it), and a warning before leaving
-// with changes that are not saved. Without JavaScript the "Append"
+// with changes that are not saved (in either box: the pattern, or the branches matched in the
+// statement only). Without JavaScript the "Append"
 // links open the editor previewing the appended pattern instead.
 (function () {
   function autosize(box) {
@@ -16,10 +17,12 @@
       var input = form.querySelector("input[name=" + name + "]");
       return input ? (input.checked ? "1" : "0") : null;
     };
+    var statementBox = form.querySelector("textarea[name=statement_pattern]");
     var saved = [form.dataset.savedPattern || "", form.dataset.savedIgnoreCase, form.dataset.savedEnabled];
     var dirty = function () {
       var ignoreCase = flag("ignore_case"), enabled = flag("enabled");
       return box.value !== saved[0] ||
+        (statementBox !== null && statementBox.value !== (form.dataset.savedStatementPattern || "")) ||
         (ignoreCase !== null && ignoreCase !== saved[1]) || (enabled !== null && enabled !== saved[2]);
     };
     var leaving = false;  // saving or previewing through the form is no loss
@@ -45,6 +48,10 @@
     box.addEventListener("input", function () { autosize(box); showLength(); });
     autosize(box);
     showLength();
+    if (statementBox) {
+      statementBox.addEventListener("input", function () { autosize(statementBox); });
+      autosize(statementBox);
+    }
 
     document.addEventListener("click", function (event) {
       var link = event.target.closest("[data-append-branch]");

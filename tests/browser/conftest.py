@@ -63,6 +63,20 @@ def login(page: Any, live_server: Any) -> Any:
 
 
 @pytest.fixture
+def dismissed_dialogs(page: Any) -> list[str]:
+    """The types of the dialogs the page opens ("beforeunload", ...), each dismissed: leaving a page
+    with unsaved changes asks first, and dismissing stays on it."""
+    dialogs: list[str] = []
+
+    def on_dialog(dialog: Any) -> None:
+        dialogs.append(dialog.type)
+        dialog.dismiss()
+
+    page.on("dialog", on_dialog)
+    return dialogs
+
+
+@pytest.fixture
 def two_concept_families(problem_factory: Any, hana: Any) -> list[Any]:
     """Eight problems in two concept families (counting, Bayes), one accepted triplet, and the onehot
     and Prob2Vec embeddings built on them: the lab's and the charts' browser tests start here."""

@@ -55,7 +55,7 @@ def test_a_ta_appends_a_suggested_branch_sees_fn_fall_saves_and_sees_the_diff(
 
 
 def test_the_pattern_box_grows_an_empty_pattern_clears_the_preview_and_leaving_unsaved_warns(
-    page: Any, live_server: Any, login: Any, weak_rule: Any
+    page: Any, live_server: Any, login: Any, weak_rule: Any, dismissed_dialogs: list[str]
 ) -> None:
     login("alice")
     page.goto(f"{live_server.url}/concepts/sample-mean/rule/")
@@ -74,13 +74,7 @@ def test_the_pattern_box_grows_an_empty_pattern_clears_the_preview_and_leaving_u
     assert page.locator("#matched-count").count() == 0 and page.locator("#preview-missed").count() == 0
 
     # Leaving with unsaved changes asks first; dismissing the prompt stays on the page.
-    dialogs: list[str] = []
-
-    def on_dialog(dialog: Any) -> None:
-        dialogs.append(dialog.type)
-        dialog.dismiss()
-
-    page.on("dialog", on_dialog)
+    dialogs = dismissed_dialogs
     page.click("text=← Concepts", no_wait_after=True)
     page.wait_for_timeout(300)
     assert dialogs == ["beforeunload"] and page.url.endswith("/concepts/sample-mean/rule/")

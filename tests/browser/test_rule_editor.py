@@ -67,3 +67,35 @@ def test_the_pattern_box_counts_its_characters_as_you_type_and_warns_near_the_li
     page.fill("#id_pattern", "\\bchoose\\b")  # shortened again: the warning goes
     page.wait_for_selector("#rule-form .pattern-length-count:text-is('10')")
     assert "near the limit" not in counter.inner_text()
+
+
+def test_typing_in_the_statement_only_box_previews_live_and_leaving_unsaved_warns(
+    page: Any, live_server: Any, login: Any, alice: Any, problem_factory: Any, concept_factory: Any,
+    dismissed_dialogs: list[str],
+) -> None:
+    concept_factory("nchoosek")
+    concept_factory("counting-principle")
+    problem_factory("Choose a committee: $\\binom{10}{3}$ ways.", title="Asked", labels=["nchoosek"])
+    problem_factory(
+        "A code is 2 letters then 3 digits. How many codes?", title="Working", labels=["counting-principle"],
+        solution="$26^2 \\cdot 10^3$, not $\\binom{26}{2}$: order matters.",
+    )
+    login("alice")
+    page.goto(f"{live_server.url}/concepts/nchoosek/rule/")
+    page.fill("#id_pattern", "\\\\binom")
+    page.wait_for_selector("#matched-count:text-is('2')")  # the solution's working too
+    assert "FP 1" in page.locator("#preview-counts").inner_text()
+    # The branch moved to the second box: typing there previews it, in the statements alone.
+    page.fill("#id_pattern", "")
+    page.fill("#id_statement_pattern", "\\\\binom")
+    page.wait_for_selector("#matched-count:text-is('1')")
+    assert "FP 0" in page.locator("#preview-counts").inner_text()
+    page.fill("#id_statement_pattern", "\\\\binom\n[x")
+    page.wait_for_selector("#rule-preview .errorlist:has-text('In the statement-only box')")
+    page.fill("#id_statement_pattern", "\\\\binom")
+    page.wait_for_selector("#matched-count:text-is('1')")
+    # Unsaved in the second box alone: leaving asks first.
+    dialogs = dismissed_dialogs
+    page.click("text=← Concepts", no_wait_after=True)
+    page.wait_for_timeout(300)
+    assert dialogs == ["beforeunload"] and page.url.endswith("/concepts/nchoosek/rule/")

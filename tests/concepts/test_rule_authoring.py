@@ -369,8 +369,8 @@ def test_the_drilldown_has_the_live_preview_of_the_current_rule(
 def test_saving_an_empty_pattern_is_refused_by_the_server(client: Any, alice: Any, bank: Any) -> None:
     # The editor's form has `novalidate` (so htmx previews an emptied box): the server says what is wrong.
     client.force_login(alice)
-    response = client.post(reverse("concepts:rule-edit", args=["sample-mean"]), {"pattern": "", "enabled": "on"})
-    assert response.status_code == 200 and "This field is required." in response.content.decode()
+    response = client.post(reverse("concepts:rule-edit", args=["sample-mean"]), {"pattern": "", "statement_pattern": "  ", "enabled": "on"})
+    assert response.status_code == 200 and "Write a pattern, in either box." in response.content.decode()
     assert not ConceptRule.objects.exists()
 
 
