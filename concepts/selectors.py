@@ -160,10 +160,19 @@ class BranchStat:
     only_tp: int  # of its TP, those no other branch matches
     wrong: tuple[tuple[int, str], ...] = ()  # (id, title) of the first few problems it matches wrongly
     in_statement: bool = False  # a line of the statement-only box
+    # Of its right and wrong matches, those it makes in a solution only: a line wrong mostly there
+    # reads a solution's working as a statement's footprint, and belongs in the statement-only box.
+    right_in_solution: int = 0
+    wrong_in_solution: int = 0
 
     @property
     def more_wrong_than_right(self) -> bool:
         return self.fp > self.tp
+
+    @property
+    def misfires_on_solutions(self) -> bool:
+        """Moving the line to the statement-only box would take away more wrong matches than right ones."""
+        return self.wrong_in_solution > self.right_in_solution
 
 
 @dataclass
@@ -195,6 +204,10 @@ class RulePreview:
     def branches_matching_nothing(self) -> int:
         return sum(b.matched == 0 for b in self.branches)
 
+    @property
+    def branches_misfiring_on_solutions(self) -> int:
+        return sum(b.misfires_on_solutions for b in self.branches)
+
 
 def _matching_ids(pattern: str, ignore_case: bool, bank: BankTexts, statement_pattern: str = "") -> tuple[extraction.CompiledRules, set[int]]:
     compiled, found = extraction.matching(
@@ -203,8 +216,18 @@ def _matching_ids(pattern: str, ignore_case: bool, bank: BankTexts, statement_pa
     return compiled, {bank.ids[i] for i in found}
 
 
-def _branch_stats(matches: extraction.BranchMatches, bank: BankTexts, truth: set[int]) -> list[BranchStat]:
-    """What each branch matches, right and wrong by the labels, and what it alone finds."""
+def _in_solution_only(branch: str, ignore_case: bool, texts: list[str]) -> list[bool]:
+    """Per text a branch matches: whether it matches there only after the statement (in the solution).
+    All False for a branch RE2 cannot run alone (it is then not told apart)."""
+    try:
+        return [span is None for span in extraction.first_matches(branch, ignore_case, [extraction.statement_of(t) for t in texts])]
+    except extraction.RuleError:
+        return [False] * len(texts)
+
+
+def _branch_stats(matches: extraction.BranchMatches, bank: BankTexts, truth: set[int], ignore_case: bool = True) -> list[BranchStat]:
+    """What each branch matches, right and wrong by the labels, what it alone finds, and how much of
+    it is in solutions only."""
 
     def verdict(i: int) -> bool | None:
         pid = bank.ids[i]
@@ -212,13 +235,20 @@ def _branch_stats(matches: extraction.BranchMatches, bank: BankTexts, truth: set
 
     counts = rule_analysis.line_counts(matches.by_branch, verdict)
     anywhere = len(matches.branches) - matches.statement_branches  # the statement-only box's lines follow
-    return [
-        BranchStat(
+    stats = []
+    for k, (text, hits, c) in enumerate(zip(matches.branches, matches.by_branch, counts)):
+        in_solution = [0, 0]  # right, wrong
+        if k < anywhere and c.fp:  # only a line that goes wrong somewhere is worth moving
+            judged = [i for i in hits if bank.ids[i] in bank.labelled]
+            for i, only in zip(judged, _in_solution_only(text, ignore_case, [bank.texts[i] for i in judged])):
+                if only:
+                    in_solution[0 if bank.ids[i] in truth else 1] += 1
+        stats.append(BranchStat(
             number=k + 1 if k < anywhere else k - anywhere + 1, text=text, matched=len(hits), tp=c.tp, fp=c.fp, only_tp=c.only_tp,
             wrong=tuple((bank.ids[i], bank.titles[i]) for i in c.wrong), in_statement=k >= anywhere,
-        )
-        for k, (text, hits, c) in enumerate(zip(matches.branches, matches.by_branch, counts))
-    ]
+            right_in_solution=in_solution[0], wrong_in_solution=in_solution[1],
+        ))
+    return stats
 
 
 def rule_preview(
@@ -250,7 +280,7 @@ def rule_preview(
     truth = set(rule_writing_labels().filter(concept=concept).values_list("problem_id", flat=True))
     result.total, result.matched = len(bank.ids), len(found)
     if len(matches.branches) > 1:
-        result.branches = _branch_stats(matches, bank, truth)
+        result.branches = _branch_stats(matches, bank, truth, ignore_case)
     predicted_labelled = {pid for pid in found if pid in bank.labelled}
     in_bank_truth = truth & set(bank.ids)
     tp = len(predicted_labelled & in_bank_truth)

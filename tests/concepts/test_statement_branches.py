@@ -95,6 +95,9 @@ def test_the_live_preview_scores_the_statement_box_and_points_at_its_lines(clien
 
     everywhere = preview("\\bchoose\\b\n\\\\binom", "")
     assert '<strong id="matched-count">3</strong>' in everywhere and 'id="fp-count">FP 1<' in everywhere
+    # The \binom line's one wrong match is a solution's working: the table says so, and where it belongs.
+    assert '<span id="branches-in-solution">1 wrong mostly in solutions</span>' in everywhere
+    assert "1 of its wrong matches are in a solution only (0 right there)" in everywhere
     scoped = preview("\\bchoose\\b", "\\\\binom")
     assert '<strong id="matched-count">2</strong>' in scoped and 'id="fp-count">FP 0<' in scoped and 'id="fn-count">FN 0<' in scoped
     assert 'id="branch-line-s1"' in scoped and ">statement 1</td>" in scoped
