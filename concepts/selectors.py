@@ -216,15 +216,6 @@ def _matching_ids(pattern: str, ignore_case: bool, bank: BankTexts, statement_pa
     return compiled, {bank.ids[i] for i in found}
 
 
-def _in_solution_only(branch: str, ignore_case: bool, texts: list[str]) -> list[bool]:
-    """Per text a branch matches: whether it matches there only after the statement (in the solution).
-    All False for a branch RE2 cannot run alone (it is then not told apart)."""
-    try:
-        return [span is None for span in extraction.first_matches(branch, ignore_case, [extraction.statement_of(t) for t in texts])]
-    except extraction.RuleError:
-        return [False] * len(texts)
-
-
 def _branch_stats(matches: extraction.BranchMatches, bank: BankTexts, truth: set[int], ignore_case: bool = True) -> list[BranchStat]:
     """What each branch matches, right and wrong by the labels, what it alone finds, and how much of
     it is in solutions only."""
@@ -235,14 +226,17 @@ def _branch_stats(matches: extraction.BranchMatches, bank: BankTexts, truth: set
 
     counts = rule_analysis.line_counts(matches.by_branch, verdict)
     anywhere = len(matches.branches) - matches.statement_branches  # the statement-only box's lines follow
+    # Only a line of the first box that goes wrong somewhere is worth moving: its labelled matches.
+    judged = [
+        [i for i in hits if bank.ids[i] in bank.labelled] if k < anywhere and c.fp else []
+        for k, (hits, c) in enumerate(zip(matches.by_branch, counts))
+    ]
+    in_solution_only = extraction.matched_in_solution_only(matches.branches, ignore_case, bank.texts, judged)
     stats = []
     for k, (text, hits, c) in enumerate(zip(matches.branches, matches.by_branch, counts)):
         in_solution = [0, 0]  # right, wrong
-        if k < anywhere and c.fp:  # only a line that goes wrong somewhere is worth moving
-            judged = [i for i in hits if bank.ids[i] in bank.labelled]
-            for i, only in zip(judged, _in_solution_only(text, ignore_case, [bank.texts[i] for i in judged])):
-                if only:
-                    in_solution[0 if bank.ids[i] in truth else 1] += 1
+        for i in in_solution_only[k]:
+            in_solution[0 if bank.ids[i] in truth else 1] += 1
         stats.append(BranchStat(
             number=k + 1 if k < anywhere else k - anywhere + 1, text=text, matched=len(hits), tp=c.tp, fp=c.fp, only_tp=c.only_tp,
             wrong=tuple((bank.ids[i], bank.titles[i]) for i in c.wrong), in_statement=k >= anywhere,

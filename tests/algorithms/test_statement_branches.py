@@ -125,3 +125,10 @@ def test_the_scope_benchmark_counts_what_each_branch_adds_from_solutions_and_fla
     assert [sorted(found) for found in extract_many(texts, compiled)] == [
         ["counting-principle"], ["counting-principle"], [], ["nchoosek"], ["nchoosek"]
     ]
+
+
+def test_which_matches_a_branch_makes_in_a_solution_only() -> None:
+    branches = [r"\\binom", r"\bchoose\b", r"(\w)\1x"]  # the last runs on the backtracking engine: given none
+    hits = [[0, 1, 3], [2], [1]]
+    assert extraction.matched_in_solution_only(branches, True, TEXTS, hits) == [[1], [2], []]
+    assert extraction.matched_in_solution_only(branches, True, [TEXTS[3]], [[0], [], []]) == [[], [], []]  # no solution, no work
