@@ -630,40 +630,6 @@ def first_matches(pattern: str, ignore_case: bool, texts: Sequence[str]) -> list
     return [found.span() if found else None for found in map(search, texts)]
 
 
-def matched_in_solution_only(
-    branches: Sequence[str], ignore_case: bool, texts: Sequence[str], hits: Sequence[Sequence[int]]
-) -> list[list[int]]:
-    """For each branch, those of its ``hits`` (indices into ``texts``, rule texts it matches) where it
-    matches only in the solution: not in the text before the solution's heading. The statements of
-    the hit texts that have a solution are read once, by one RE2 set of the branches; a branch RE2
-    refuses alone is given none."""
-    with_solution = sorted({i for found in hits for i in found if _SOLUTION_START in texts[i]})
-    if not with_solution:
-        return [[] for _ in branches]
-    statements = [statement_of(texts[i]).encode() for i in with_solution]
-    runnable = []
-    for b, branch in enumerate(branches):
-        try:
-            if check_pattern(branch, ignore_case) == ENGINE_RE2:
-                runnable.append(b)
-        except RuleError:
-            pass
-    in_statement: list[set[int]] = [set() for _ in branches]
-    if runnable:
-        try:
-            match = _raw_match(_set_of([("line", _flagged(branches[b], ignore_case)) for b in runnable], _re2_options().max_mem))
-        except RuleError:  # a branch RE2 takes only inside its rule: treat as matching the statement
-            return [[] for _ in branches]
-        for i, statement in zip(with_solution, statements):
-            for k in match(statement) or ():
-                in_statement[runnable[k]].add(i)
-    has_solution = set(with_solution)
-    return [
-        [i for i in found if i in has_solution and i not in in_statement[b]] if b in set(runnable) else []
-        for b, found in enumerate(hits)
-    ]
-
-
 def match_spans(text: str, compiled: CompiledRules, slug: str, limit: int = 50) -> list[tuple[int, int]]:
     """Character spans where the rule of `slug` matches `text` (for highlighting): its pattern's
     anywhere, its statement-only pattern's in the statement (the same offsets: the statement starts
@@ -714,6 +680,27 @@ class BranchMatches:
     branches: list[str] = field(default_factory=list)
     by_branch: list[list[int]] = field(default_factory=list)
     statement_branches: int = 0
+    # The RE2 set of the pattern's branches (bytes in, matching branches out); None when it has none.
+    match: Callable[[bytes], object] | None = field(default=None, repr=False)
+
+    def in_solution_only(self, texts: Sequence[str], hits: Sequence[Sequence[int]]) -> list[list[int]]:
+        """For each branch, those of its ``hits`` (indices into ``texts``, the texts matched) where it
+        matches only in the solution: not in the text before the solution's heading. The statements
+        of the hit texts that have a solution are read once, by the set the texts were matched with
+        (warm: nothing is compiled again); the statement-only box's branches are given none."""
+        with_solution = sorted({i for found in hits for i in found if _SOLUTION_START in texts[i]})
+        anywhere = len(self.branches) - self.statement_branches
+        if not with_solution or self.match is None:
+            return [[] for _ in hits]
+        in_statement: list[set[int]] = [set() for _ in range(anywhere)]
+        for i in with_solution:
+            for b in self.match(statement_of(texts[i]).encode()) or ():  # type: ignore[attr-defined]
+                in_statement[b].add(i)
+        has_solution = set(with_solution)
+        return [
+            [i for i in found if i in has_solution and i not in in_statement[b]] if b < anywhere else []
+            for b, found in enumerate(hits)
+        ]
 
 
 def _branch_matching(
@@ -747,7 +734,7 @@ def _branch_matching(
             found.append(i)
             for b in hits:
                 by_branch[b].append(i)
-    return BranchMatches(compiled, found, branches, by_branch)
+    return BranchMatches(compiled, found, branches, by_branch, match=match)
 
 
 def branch_matching(
@@ -774,6 +761,7 @@ def branch_matching(
         anywhere.branches + in_statement.branches,
         anywhere.by_branch + in_statement.by_branch,
         len(in_statement.branches),
+        match=anywhere.match,
     )
 
 

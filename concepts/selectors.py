@@ -216,7 +216,7 @@ def _matching_ids(pattern: str, ignore_case: bool, bank: BankTexts, statement_pa
     return compiled, {bank.ids[i] for i in found}
 
 
-def _branch_stats(matches: extraction.BranchMatches, bank: BankTexts, truth: set[int], ignore_case: bool = True) -> list[BranchStat]:
+def _branch_stats(matches: extraction.BranchMatches, bank: BankTexts, truth: set[int]) -> list[BranchStat]:
     """What each branch matches, right and wrong by the labels, what it alone finds, and how much of
     it is in solutions only."""
 
@@ -231,7 +231,7 @@ def _branch_stats(matches: extraction.BranchMatches, bank: BankTexts, truth: set
         [i for i in hits if bank.ids[i] in bank.labelled] if k < anywhere and c.fp else []
         for k, (hits, c) in enumerate(zip(matches.by_branch, counts))
     ]
-    in_solution_only = extraction.matched_in_solution_only(matches.branches, ignore_case, bank.texts, judged)
+    in_solution_only = matches.in_solution_only(bank.texts, judged)
     stats = []
     for k, (text, hits, c) in enumerate(zip(matches.branches, matches.by_branch, counts)):
         in_solution = [0, 0]  # right, wrong
@@ -274,7 +274,7 @@ def rule_preview(
     truth = set(rule_writing_labels().filter(concept=concept).values_list("problem_id", flat=True))
     result.total, result.matched = len(bank.ids), len(found)
     if len(matches.branches) > 1:
-        result.branches = _branch_stats(matches, bank, truth, ignore_case)
+        result.branches = _branch_stats(matches, bank, truth)
     predicted_labelled = {pid for pid in found if pid in bank.labelled}
     in_bank_truth = truth & set(bank.ids)
     tp = len(predicted_labelled & in_bank_truth)

@@ -128,7 +128,8 @@ def test_the_scope_benchmark_counts_what_each_branch_adds_from_solutions_and_fla
 
 
 def test_which_matches_a_branch_makes_in_a_solution_only() -> None:
-    branches = [r"\\binom", r"\bchoose\b", r"(\w)\1x"]  # the last runs on the backtracking engine: given none
-    hits = [[0, 1, 3], [2], [1]]
-    assert extraction.matched_in_solution_only(branches, True, TEXTS, hits) == [[1], [2], []]
-    assert extraction.matched_in_solution_only(branches, True, [TEXTS[3]], [[0], [], []]) == [[], [], []]  # no solution, no work
+    matches = extraction.branch_matching(r"\\binom|\bchoose\b", True, TEXTS, statement_pattern=r"\bcommittees\b")
+    assert matches.by_branch == [[0, 1, 3], [2], [1, 2]]
+    assert matches.in_solution_only(TEXTS, matches.by_branch) == [[1], [2], []]  # the statement box's line: none
+    assert matches.in_solution_only(TEXTS, [[0, 3], [], []]) == [[], [], []]
+    assert extraction.branch_matching(r"(\w)\1x|a", True, TEXTS).in_solution_only(TEXTS, [[1]]) == [[]]  # backtracking: no set, none
