@@ -45,7 +45,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from concepts import extraction  # noqa: E402  (pure: no Django)
-from concepts.extraction import Rule, compile_rules, extract, extract_many  # noqa: E402
+from concepts.extraction import Rule, compile_rules, extract, extract_many, statement_of  # noqa: E402
 
 BANK = ROOT / "problems" / "demo_course" / "bank"
 RULES = ROOT / "problems" / "demo_course" / "rules.json"
@@ -95,16 +95,24 @@ def synthetic_solutions(n: int, seed: int) -> list[str]:
 
 
 def whole_patterns_in_one_set(rules: list[Rule], texts: list[str]) -> list[set[str]]:
-    """The engine before the split: every whole pattern in one RE2 set (slow, but exact)."""
+    """The engine before the split: every whole pattern in one RE2 set (slow, but exact); a rule's
+    statement-only pattern in a second set over the statements."""
     import re2
 
-    options = re2.Options()
-    options.max_mem = 1 << 30
-    whole = re2.Set.SearchSet(options)
-    for r in rules:
-        whole.Add(f"(?i:{r.pattern})" if r.ignore_case else f"(?:{r.pattern})")
-    whole.Compile()
-    return [{rules[i].slug for i in whole.Match(t) or ()} for t in texts]
+    def one_set(patterns: list[tuple[str, str, bool]], over: list[str]) -> list[set[str]]:
+        options = re2.Options()
+        options.max_mem = 1 << 30
+        whole = re2.Set.SearchSet(options)
+        for _, pattern, ignore_case in patterns:
+            whole.Add(f"(?i:{pattern})" if ignore_case else f"(?:{pattern})")
+        whole.Compile()
+        return [{patterns[i][0] for i in whole.Match(t) or ()} for t in over]
+
+    found = one_set([(r.slug, r.pattern, r.ignore_case) for r in rules if r.pattern], texts)
+    in_statement = [(r.slug, r.statement_pattern, r.ignore_case) for r in rules if r.statement_pattern]
+    if in_statement:
+        found = [a | b for a, b in zip(found, one_set(in_statement, [statement_of(t) for t in texts]))]
+    return found
 
 
 def time_extraction(rules: list[Rule], texts: list[str], runs: int) -> dict:
@@ -134,10 +142,16 @@ def report_extraction(rules: list[Rule], texts: list[str], re_sample: int, timed
     times, ours, compiled = timed["times"], timed["ours"], timed["compiled"]
     ours_s, median_s = min(times), statistics.median(times)
 
-    plain = [(r.slug, re.compile(r.pattern, re.ASCII | (re.IGNORECASE if r.ignore_case else 0))) for r in rules]
+    def plain_re(pattern: str, ignore_case: bool) -> re.Pattern[str]:
+        return re.compile(pattern, re.ASCII | (re.IGNORECASE if ignore_case else 0))
+
+    plain = [(r.slug, plain_re(r.pattern, r.ignore_case)) for r in rules if r.pattern]
+    in_statement = [(r.slug, plain_re(r.statement_pattern, r.ignore_case)) for r in rules if r.statement_pattern]
     sample = texts[:re_sample]
     t0 = time.perf_counter()
-    reference = [{slug for slug, p in plain if p.search(t)} for t in sample]
+    reference = [
+        {slug for slug, p in plain if p.search(t)} | {slug for slug, p in in_statement if p.search(statement_of(t))} for t in sample
+    ]
     re_s = time.perf_counter() - t0
     differ_re = sum(1 for a, b in zip(ours, reference) if a != b)
     differ_one = sum(1 for a, b in zip(ours, timed["one_by_one"]) if a != b)
