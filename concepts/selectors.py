@@ -164,6 +164,8 @@ class BranchStat:
     # reads a solution's working as a statement's footprint, and belongs in the statement-only box.
     right_in_solution: int = 0
     wrong_in_solution: int = 0
+    # Where the line misfires on solutions: the rule's two patterns with it moved to the statement-only box.
+    moved: tuple[str, str] | None = None
 
     @property
     def more_wrong_than_right(self) -> bool:
@@ -214,6 +216,16 @@ def _matching_ids(pattern: str, ignore_case: bool, bank: BankTexts, statement_pa
         pattern, ignore_case, bank.texts, budget=settings.RULE_FALLBACK_BUDGET_SECONDS, statement_pattern=statement_pattern
     )
     return compiled, {bank.ids[i] for i in found}
+
+
+def _moved_to_statement(pattern: str, statement_pattern: str, line: BranchStat) -> tuple[str, str] | None:
+    """The rule's two patterns with ``line`` of the first box moved to the end of the second; None
+    where the line is not that branch of the pattern (a pattern matched whole)."""
+    lines = extraction.top_level_branches(pattern)
+    if line.in_statement or not 1 <= line.number <= len(lines) or lines[line.number - 1] != line.text:
+        return None
+    del lines[line.number - 1]
+    return "|".join(lines), mining.append_branch(statement_pattern, line.text)
 
 
 def _branch_stats(matches: extraction.BranchMatches, bank: BankTexts, truth: set[int]) -> list[BranchStat]:
@@ -274,7 +286,10 @@ def rule_preview(
     truth = set(rule_writing_labels().filter(concept=concept).values_list("problem_id", flat=True))
     result.total, result.matched = len(bank.ids), len(found)
     if len(matches.branches) > 1:
-        result.branches = _branch_stats(matches, bank, truth)
+        result.branches = [
+            replace(b, moved=_moved_to_statement(pattern, statement_pattern, b)) if b.misfires_on_solutions else b
+            for b in _branch_stats(matches, bank, truth)
+        ]
     predicted_labelled = {pid for pid in found if pid in bank.labelled}
     in_bank_truth = truth & set(bank.ids)
     tp = len(predicted_labelled & in_bank_truth)

@@ -1,6 +1,7 @@
 // The rule editor (and the report drill-down's copy of it): a pattern box, one branch per line, that
 // grows with its content and counts its characters against the limit, "Append" buttons that add a
-// suggested branch as a new line (the live preview then scores it), and a warning before leaving
+// suggested branch as a new line (the live preview then scores it), "Move it" links that move a line
+// to the statement-only box, and a warning before leaving
 // with changes that are not saved (in either box: the pattern, or the branches matched in the
 // statement only). Without JavaScript the "Append"
 // links open the editor previewing the appended pattern instead.
@@ -52,6 +53,25 @@
       statementBox.addEventListener("input", function () { autosize(statementBox); });
       autosize(statementBox);
     }
+
+    // "Move it": a line of the first box that misfires on solutions goes to the end of the
+    // statement-only box; the live preview then scores both (the link previews it without JavaScript).
+    document.addEventListener("click", function (event) {
+      var link = event.target.closest("[data-move-to-statement]");
+      if (!link || !statementBox) return;
+      var line = link.getAttribute("data-move-to-statement");
+      var lines = box.value.split("\n");
+      var at = lines.findIndex(function (l) { return l.trim() === line; });
+      if (at < 0) return;  // the box changed since the preview: let the link preview the move
+      event.preventDefault();
+      lines.splice(at, 1);
+      box.value = lines.join("\n");
+      statementBox.value = statementBox.value.trim() ? statementBox.value.replace(/\s+$/, "") + "\n" + line : line;
+      autosize(box);
+      autosize(statementBox);
+      showLength();
+      statementBox.dispatchEvent(new Event("input", { bubbles: true }));  // htmx previews it like typing
+    });
 
     document.addEventListener("click", function (event) {
       var link = event.target.closest("[data-append-branch]");

@@ -99,3 +99,25 @@ def test_typing_in_the_statement_only_box_previews_live_and_leaving_unsaved_warn
     page.click("text=← Concepts", no_wait_after=True)
     page.wait_for_timeout(300)
     assert dialogs == ["beforeunload"] and page.url.endswith("/concepts/nchoosek/rule/")
+
+
+def test_moving_a_line_that_misfires_on_solutions_to_the_statement_box_in_one_click(
+    page: Any, live_server: Any, login: Any, alice: Any, problem_factory: Any, concept_factory: Any
+) -> None:
+    concept_factory("nchoosek")
+    concept_factory("counting-principle")
+    problem_factory("Choose a committee: $\\binom{10}{3}$ ways.", title="Asked", labels=["nchoosek"])
+    problem_factory(
+        "A code is 2 letters then 3 digits. How many codes?", title="Working", labels=["counting-principle"],
+        solution="$26^2 \\cdot 10^3$, not $\\binom{26}{2}$: order matters.",
+    )
+    login("alice")
+    page.goto(f"{live_server.url}/concepts/nchoosek/rule/")
+    page.fill("#id_pattern", "\\bchoose\\b\n\\\\binom")
+    page.wait_for_selector("#branches-in-solution")  # the table opens on a line that misfires on solutions
+    assert "FP 1" in page.locator("#preview-counts").inner_text()
+    page.click("#move-line-2")
+    page.wait_for_selector("#fp-count:text-is('FP 0')")
+    assert page.input_value("#id_pattern") == "\\bchoose\\b" and page.input_value("#id_statement_pattern") == "\\\\binom"
+    assert page.url.endswith("/concepts/nchoosek/rule/")  # moved in the page, not by following the link
+    assert page.locator("#branch-line-s1").count() == 1

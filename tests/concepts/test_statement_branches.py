@@ -98,6 +98,14 @@ def test_the_live_preview_scores_the_statement_box_and_points_at_its_lines(clien
     # The \binom line's one wrong match is a solution's working: the table says so, and where it belongs.
     assert '<span id="branches-in-solution">1 wrong mostly in solutions</span>' in everywhere
     assert "1 of its wrong matches are in a solution only (0 right there)" in everywhere
+    # "Move it" previews the rule with that line in the second box, nothing saved (the link works without JavaScript).
+    import html
+    import re
+
+    move = html.unescape(re.search(r'href="([^"]+)"\s+data-move-to-statement="([^"]+)"', everywhere).group(1))
+    moved = client.get(move).content.decode()
+    assert '<strong id="matched-count">2</strong>' in moved and 'id="fp-count">FP 0<' in moved
+    assert "\\bchoose\\b</textarea>" in moved and "\\\\binom</textarea>" in moved and not ConceptRule.objects.exists()
     scoped = preview("\\bchoose\\b", "\\\\binom")
     assert '<strong id="matched-count">2</strong>' in scoped and 'id="fp-count">FP 0<' in scoped and 'id="fn-count">FN 0<' in scoped
     assert 'id="branch-line-s1"' in scoped and ">statement 1</td>" in scoped
