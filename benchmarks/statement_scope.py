@@ -45,7 +45,7 @@ sys.path.insert(0, str(ROOT))
 from benchmarks import devsets  # noqa: E402
 from benchmarks.rule_quality import load_concepts  # noqa: E402
 from concepts import extraction  # noqa: E402  (pure)
-from problems.demo_course import DEMO_DIR, bank_files, demo_rule_branches  # noqa: E402  (pure)
+from problems.demo_course import DEMO_DIR, bank_files, demo_rule_branches, join_branches  # noqa: E402  (pure)
 
 Record = tuple[str, str | None, set[str]]  # statement, solution, labels
 
@@ -113,12 +113,13 @@ def flagged(spec: dict, chosen: set[tuple[str, int]]) -> dict:
 
 
 def compiled(spec: dict) -> extraction.CompiledRules:
-    rules = []
-    for slug, rule in sorted(spec.items()):
-        anywhere = [b["re"] for b in rule["branches"] if not b.get("statement_only")]
-        in_statement = [b["re"] for b in rule["branches"] if b.get("statement_only")]
-        rules.append(extraction.Rule(slug, "|".join(anywhere), bool(rule.get("ignore_case", True)), "|".join(in_statement)))
-    return extraction.compile_rules(rules)
+    """The rules of a rules.json ``spec``, its flagged branches in the statement alone (as ``demo_rules``)."""
+    return extraction.compile_rules(
+        extraction.Rule(
+            slug, join_branches(rule["branches"]), bool(rule.get("ignore_case", True)), join_branches(rule["branches"], statement_only=True)
+        )
+        for slug, rule in sorted(spec.items())
+    )
 
 
 def figures(found: list[set[str]], records: list[Record], concepts: list[str]) -> str:

@@ -102,6 +102,10 @@ class RuleError(ValueError):
         prefix = f"{slug}: " if slug else ""
         super().__init__(f"{prefix}{message}{where}")
 
+    def in_statement_pattern(self) -> "RuleError":
+        """The same error, found in a rule's statement-only pattern: its message says so."""
+        return RuleError(f"statement-only pattern: {self.message}", self.position, slug=self.slug, in_statement=True)
+
 
 class RuleTimeout(RuntimeError):
     def __init__(self, slug: str, text_index: int, seconds: float, what: str = "text"):
@@ -160,7 +164,7 @@ def check_rule(pattern: str, statement_pattern: str = "", ignore_case: bool = Tr
         try:
             engines.add(check_pattern(statement_pattern, ignore_case))
         except RuleError as exc:
-            raise RuleError(f"statement-only pattern: {exc.message}", exc.position, in_statement=True) from None
+            raise exc.in_statement_pattern() from None
     return engines
 
 
@@ -531,7 +535,7 @@ def compile_rules(rules: Iterable[Rule], timeout: float = DEFAULT_TIMEOUT, budge
     try:
         statement = compile_rules(statement_rules, timeout, budget) if statement_rules else None
     except RuleError as exc:
-        raise RuleError(f"statement-only pattern: {exc.message}", exc.position, slug=exc.slug, in_statement=True) from None
+        raise exc.in_statement_pattern() from None
     engines: dict[str, str] = {}
     single: dict[str, object] = {}
     set_slugs: list[str] = []
@@ -749,7 +753,7 @@ def branch_matching(
     try:
         in_statement = _branch_matching(statement_pattern, ignore_case, [statement_of(t) for t in texts], timeout, budget)
     except RuleError as exc:
-        raise RuleError(f"statement-only pattern: {exc.message}", exc.position, slug=exc.slug, in_statement=True) from None
+        raise exc.in_statement_pattern() from None
     if not pattern:
         compiled = CompiledRules(slugs=["preview"], engines={}, set_slugs=[], timeout=timeout, budget=budget, statement=in_statement.compiled)
         return BranchMatches(compiled, in_statement.found, in_statement.branches, in_statement.by_branch, len(in_statement.branches))

@@ -283,12 +283,19 @@ def line_figures(hits: BranchHits, truth: Sequence[set[str] | None], scope: Cont
         return None if labels is None else hits.slug in labels
 
     counts = line_counts(hits.by_branch, verdict)
-    anywhere = len(hits.branches) - hits.statement_branches  # the statement-only box's lines follow, numbered from 1
+    anywhere = len(hits.branches) - hits.statement_branches
     return [
-        LineFigures(slug=hits.slug, number=k + 1 if k < anywhere else k - anywhere + 1, text=text, tp=c.tp, fp=c.fp, only_tp=c.only_tp,
-                    wrong=c.wrong, matched=len(branch) if scope is None else sum(1 for i in branch if i in scope), in_statement=k >= anywhere)
-        for k, (text, c, branch) in enumerate(zip(hits.branches, counts, hits.by_branch))
+        LineFigures(slug=hits.slug, number=number, text=text, tp=c.tp, fp=c.fp, only_tp=c.only_tp, wrong=c.wrong,
+                    matched=len(branch) if scope is None else sum(1 for i in branch if i in scope), in_statement=in_statement)
+        for (number, in_statement), text, c, branch in zip(box_lines(len(hits.branches), anywhere), hits.branches, counts, hits.by_branch)
     ]
+
+
+def box_lines(branches: int, anywhere: int) -> list[tuple[int, bool]]:
+    """(line number in its box, from 1; whether the box is the statement-only one) of each of a rule's
+    ``branches`` branches, the first ``anywhere`` of them the pattern's, the rest the statement-only
+    pattern's (as ``branch_matching`` lists them)."""
+    return [(k + 1, False) if k < anywhere else (k - anywhere + 1, True) for k in range(branches)]
 
 
 @dataclass(frozen=True)
@@ -349,13 +356,19 @@ class DiffLine:
 STATEMENT_ONLY_HEADING = "[in the statement only:]"
 
 
-def rule_lines(pattern: str, ignore_case: bool, enabled: bool, statement_pattern: str = "") -> list[str]:
-    """A rule as lines to compare: one per top-level branch (a long rule is one line otherwise, and
-    a diff of it says nothing), then its statement-only branches under a heading, then its flags."""
-    branches = pattern_lines(pattern).splitlines() if pattern else []
+def branch_lines(pattern: str, statement_pattern: str = "") -> list[str]:
+    """A rule's patterns as lines to compare: one per top-level branch (a long rule is one line
+    otherwise, and a diff of it says nothing), the statement-only branches under a heading of their
+    own, so that moving a branch there reads as a move."""
+    lines = pattern_lines(pattern).splitlines() if pattern else []
     if statement_pattern:
-        branches += [STATEMENT_ONLY_HEADING, *pattern_lines(statement_pattern).splitlines()]
-    return branches + [f"[ignore case: {'yes' if ignore_case else 'no'}]", f"[enabled: {'yes' if enabled else 'no'}]"]
+        lines += [STATEMENT_ONLY_HEADING, *pattern_lines(statement_pattern).splitlines()]
+    return lines
+
+
+def rule_lines(pattern: str, ignore_case: bool, enabled: bool, statement_pattern: str = "") -> list[str]:
+    """A rule as lines to compare (``branch_lines``), then its flags."""
+    return branch_lines(pattern, statement_pattern) + [f"[ignore case: {'yes' if ignore_case else 'no'}]", f"[enabled: {'yes' if enabled else 'no'}]"]
 
 
 def version_diff(old: tuple[str, bool, bool, str], new: tuple[str, bool, bool, str]) -> list[DiffLine]:

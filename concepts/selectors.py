@@ -90,13 +90,15 @@ class BankTexts:
     texts_key: str = ""  # changes whenever a problem changes (what the rules match depends on it alone)
 
 
-def rule_text_rows(problems: QuerySet[Problem], reads_solutions: bool | None = None) -> list[tuple[int, str]]:
-    """(id, what the rules read) for each problem of ``problems``, in its order: the statement, then the
-    solution where the problem has one and ``reads_solutions`` (by default ``settings.RULES_READ_SOLUTIONS``;
-    ``extraction.rule_text``)."""
-    if not (settings.RULES_READ_SOLUTIONS if reads_solutions is None else reads_solutions):
-        return list(problems.values_list("id", "text"))
-    return [(pid, extraction.rule_text(text, solution)) for pid, text, solution in problems.values_list("id", "text", "solution")]
+def rule_text_rows(problems: QuerySet[Problem], reads_solutions: bool | None = None, also: tuple[str, ...] = ()) -> list[tuple[Any, ...]]:
+    """(id, what the rules read, *the fields named in ``also``) for each problem of ``problems``, in its
+    order. What the rules read: the statement, then the solution where the problem has one and
+    ``reads_solutions`` (by default ``settings.RULES_READ_SOLUTIONS``; ``extraction.rule_text``)."""
+    reads = settings.RULES_READ_SOLUTIONS if reads_solutions is None else reads_solutions
+    return [
+        (pid, extraction.rule_text(text, solution if reads else None), *rest)
+        for pid, text, solution, *rest in problems.values_list("id", "text", "solution", *also)
+    ]
 
 
 def _bank_key(module_ids: list[int]) -> tuple[str, str]:
@@ -129,10 +131,9 @@ def bank_texts(module_ids: list[int] | None = None) -> BankTexts:
     qs = Problem.objects.order_by("id")
     if module_ids:
         qs = qs.filter(module_id__in=module_ids)
-    rows = rule_text_rows(qs)
-    titles = dict(qs.values_list("id", "title"))
+    rows = rule_text_rows(qs, also=("title",))
     labelled = set(rule_writing_labels().values_list("problem_id", flat=True).distinct())
-    texts = BankTexts([r[0] for r in rows], [r[1] for r in rows], [titles[r[0]] for r in rows], labelled, key, texts_key)
+    texts = BankTexts([r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows], labelled, key, texts_key)
     _BANK_MEMO[key] = texts
     while len(_BANK_MEMO) > _BANK_MEMO_SIZE:
         _BANK_MEMO.popitem(last=False)
@@ -245,14 +246,13 @@ def _branch_stats(matches: extraction.BranchMatches, bank: BankTexts, truth: set
     ]
     in_solution_only = matches.in_solution_only(bank.texts, judged)
     stats = []
-    for k, (text, hits, c) in enumerate(zip(matches.branches, matches.by_branch, counts)):
-        in_solution = [0, 0]  # right, wrong
-        for i in in_solution_only[k]:
-            in_solution[0 if bank.ids[i] in truth else 1] += 1
+    lines = rule_analysis.box_lines(len(matches.branches), anywhere)
+    for (number, in_statement), text, hits, c, in_solution in zip(lines, matches.branches, matches.by_branch, counts, in_solution_only):
+        right_in_solution = sum(1 for i in in_solution if bank.ids[i] in truth)
         stats.append(BranchStat(
-            number=k + 1 if k < anywhere else k - anywhere + 1, text=text, matched=len(hits), tp=c.tp, fp=c.fp, only_tp=c.only_tp,
-            wrong=tuple((bank.ids[i], bank.titles[i]) for i in c.wrong), in_statement=k >= anywhere,
-            right_in_solution=in_solution[0], wrong_in_solution=in_solution[1],
+            number=number, text=text, matched=len(hits), tp=c.tp, fp=c.fp, only_tp=c.only_tp,
+            wrong=tuple((bank.ids[i], bank.titles[i]) for i in c.wrong), in_statement=in_statement,
+            right_in_solution=right_in_solution, wrong_in_solution=len(in_solution) - right_in_solution,
         ))
     return stats
 

@@ -101,11 +101,7 @@ def _when(moment: Any) -> str:
 
 def _rule_lines(pattern: str, flags: dict[str, bool], statement_pattern: str = "") -> list[str]:
     # One line per branch, as the editor shows it: a one-line rule's diff would say only "it changed".
-    # The statement-only branches follow under a line of their own, so moving a branch there reads as a move.
-    lines = extraction.pattern_lines(pattern).splitlines() if pattern else []
-    if statement_pattern:
-        lines += [rule_analysis.STATEMENT_ONLY_HEADING, *extraction.pattern_lines(statement_pattern).splitlines()]
-    return lines + [f"[{name} = {'yes' if on else 'no'}]" for name, on in flags.items()]
+    return rule_analysis.branch_lines(pattern, statement_pattern) + [f"[{name} = {'yes' if on else 'no'}]" for name, on in flags.items()]
 
 
 def rule_diff(*, saved: ConceptRule | None, pattern: str, ignore_case: bool, enabled: bool, statement_pattern: str = "") -> str:

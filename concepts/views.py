@@ -78,8 +78,6 @@ def _preview_context(
     from urllib.parse import urlencode
 
     context: dict[str, Any] = {"concept": concept, "preview": None, "keep_query": keep_query}
-    # A "Move to the statement box" link carries both patterns itself: the editor's state less them.
-    context["move_query"] = "&".join(part for part in keep_query.split("&") if part and not part.startswith("statement_pattern="))
     if keep_query:
         context["suggest_url"] = f"{reverse('concepts:rule-edit', args=[concept.slug])}?{urlencode({'pattern': pattern})}&{keep_query}"
     if pattern.strip() or statement_pattern.strip():

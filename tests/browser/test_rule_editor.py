@@ -69,10 +69,9 @@ def test_the_pattern_box_counts_its_characters_as_you_type_and_warns_near_the_li
     assert "near the limit" not in counter.inner_text()
 
 
-def test_typing_in_the_statement_only_box_previews_live_and_leaving_unsaved_warns(
-    page: Any, live_server: Any, login: Any, alice: Any, problem_factory: Any, concept_factory: Any,
-    dismissed_dialogs: list[str],
-) -> None:
+@pytest.fixture
+def binom_in_working(problem_factory: Any, concept_factory: Any) -> None:
+    """nchoosek asked for in one statement; in another problem `\\binom` is only a solution's working."""
     concept_factory("nchoosek")
     concept_factory("counting-principle")
     problem_factory("Choose a committee: $\\binom{10}{3}$ ways.", title="Asked", labels=["nchoosek"])
@@ -80,6 +79,11 @@ def test_typing_in_the_statement_only_box_previews_live_and_leaving_unsaved_warn
         "A code is 2 letters then 3 digits. How many codes?", title="Working", labels=["counting-principle"],
         solution="$26^2 \\cdot 10^3$, not $\\binom{26}{2}$: order matters.",
     )
+
+
+def test_typing_in_the_statement_only_box_previews_live_and_leaving_unsaved_warns(
+    page: Any, live_server: Any, login: Any, alice: Any, binom_in_working: None, dismissed_dialogs: list[str]
+) -> None:
     login("alice")
     page.goto(f"{live_server.url}/concepts/nchoosek/rule/")
     page.fill("#id_pattern", "\\\\binom")
@@ -102,15 +106,8 @@ def test_typing_in_the_statement_only_box_previews_live_and_leaving_unsaved_warn
 
 
 def test_moving_a_line_that_misfires_on_solutions_to_the_statement_box_in_one_click(
-    page: Any, live_server: Any, login: Any, alice: Any, problem_factory: Any, concept_factory: Any
+    page: Any, live_server: Any, login: Any, alice: Any, binom_in_working: None
 ) -> None:
-    concept_factory("nchoosek")
-    concept_factory("counting-principle")
-    problem_factory("Choose a committee: $\\binom{10}{3}$ ways.", title="Asked", labels=["nchoosek"])
-    problem_factory(
-        "A code is 2 letters then 3 digits. How many codes?", title="Working", labels=["counting-principle"],
-        solution="$26^2 \\cdot 10^3$, not $\\binom{26}{2}$: order matters.",
-    )
     login("alice")
     page.goto(f"{live_server.url}/concepts/nchoosek/rule/")
     page.fill("#id_pattern", "\\bchoose\\b\n\\\\binom")
