@@ -263,7 +263,7 @@ def bank_data(bank: Bank, sets: dict[str, list[list[int]]], source: str, text: n
     accepted = ({g: np.vstack([bank.triplets[n] for n in names]).reshape(-1, 3) for g, names in accepted_triplets(bank).items()}
                 if bank.share_triplets else None)
     return BankData(sets[source], len(bank.slugs), texts=bank.texts, text_vectors=text, concept_recall=recall,
-                    groups=list(bank.books), share_triplets=accepted)
+                    groups=list(bank.books), share_triplets=accepted, extracted=source != "labels")
 
 
 def set_correct(bank: Bank, vectors: np.ndarray, notes: dict, name: str) -> np.ndarray:
@@ -502,7 +502,7 @@ def cross_validate_borrowed(bank: Bank, sets: dict[str, list[list[int]]], text: 
         recall = concept_recall(bank, sets[source])
         for seed in range(max(1, seeds)):
             params = {"text_weight": 0.0, "borrow_k": 0, "seed": seed * int(d["ensemble"])}
-            base = embed("prob2vec", BankData(sets[source], len(bank.slugs)), params)  # trained once per draw
+            base = embed("prob2vec", BankData(sets[source], len(bank.slugs), extracted=True), params)  # trained once per draw
             for wb in weights:
                 rows = text_weights_from_recall(recall, d["text_weight"], wb) if d["text_weight_from_recall"] else None
                 vectors = fill(base.vectors, base.missing, text, d["borrow_k"], d["text_weight"], wb, rows).vectors

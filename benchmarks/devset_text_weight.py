@@ -46,7 +46,7 @@ def main() -> int:
         for text_name, text in texts.items():
             for source in ("unseen", "labels"):
                 for weight in WEIGHTS:
-                    data = BankData(sets[source], len(bank.slugs), texts=bank.texts, text_vectors=text)
+                    data = BankData(sets[source], len(bank.slugs), texts=bank.texts, text_vectors=text, extracted=source != "labels")
                     vectors = embed(method, data, {"text_weight": weight}).vectors
                     accuracy = {b: 100 * float(triplet_correct(vectors, bank.triplets[b]).mean()) for b in DEV}
                     print(f"{method:8} text {text_name:6} {source:6} weight {weight:.1f} | mean {np.mean(list(accuracy.values())):5.1f} | "

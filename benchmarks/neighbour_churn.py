@@ -66,7 +66,8 @@ def main(argv: list[str] | None = None) -> int:
     for source in ("labels", "rules"):
         for members in sorted({1, shipped}):
             def vectors(rows: np.ndarray, seed: int) -> np.ndarray:
-                data = BankData([sets[source][i] for i in rows], len(bank.slugs), texts=[bank.texts[i] for i in rows], text_vectors=text[rows])
+                data = BankData([sets[source][i] for i in rows], len(bank.slugs), texts=[bank.texts[i] for i in rows], text_vectors=text[rows],
+                                extracted=source != "labels")
                 return embed("prob2vec", data, {"ensemble": members, "seed": seed}).vectors
 
             everyone = np.arange(n)

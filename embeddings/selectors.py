@@ -276,7 +276,11 @@ def problem_similar_list(problem: Any, k: int = 5, user: Any = None) -> SimilarL
     borrowed = False
     if concept_vectors is not None:
         sets = _concept_sets_for(run, [problem.pk] + [int(ids[i]) for i, _ in chosen])
-        freq = np.asarray(run.notes.get("frequencies") or [1.0] * len(run.concept_slugs), dtype=float)
+        from embeddings.algorithms.problems import weighting_frequencies
+
+        # The weights the run's vectors were built with: 1/f^power (runs before stop 41: 1/f).
+        freq = weighting_frequencies(np.asarray(run.notes.get("frequencies") or [1.0] * len(run.concept_slugs), dtype=float),
+                                     float(run.notes.get("frequency_power", 1.0)))
         borrowed = not sets.get(problem.pk)
     for i, score in chosen:
         why: list[tuple[str, float]] = []

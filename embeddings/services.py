@@ -232,7 +232,7 @@ def _state_fingerprint(method: str, source: str, params: dict[str, Any]) -> tupl
 @transaction.atomic
 def embedding_run_start(*, method: str, source: str = ConceptSource.LABELS, params: dict[str, Any] | None = None, user: Any = None) -> EmbeddingRun:
     """Queue a rebuild, or return the run that already covers identical inputs (queued, running or done)."""
-    from embeddings.algorithms.methods import METHODS
+    from embeddings.algorithms.methods import FREQUENCY_POWER_EXTRACTED, FREQUENCY_POWER_LABELS, METHODS
 
     if method not in METHODS:
         raise EmbeddingInputError(f"unknown method {method!r}; known: {', '.join(METHODS)}")
@@ -247,6 +247,9 @@ def embedding_run_start(*, method: str, source: str = ConceptSource.LABELS, para
     params = {**METHODS[method].defaults, **site, **(params or {})}
     if METHODS[method].kind == "text":
         source = ConceptSource.LABELS  # text methods read no concepts: one run serves both sources
+    elif params.get("frequency_power") is None:
+        # Resolved here, so that the run's parameters say how its concepts were weighed (methods.frequency_power).
+        params["frequency_power"] = FREQUENCY_POWER_EXTRACTED if source in (ConceptSource.RULES, ConceptSource.HYBRID) else FREQUENCY_POWER_LABELS
     fingerprint, extraction = _state_fingerprint(method, source, params)
     if source == ConceptSource.HYBRID and extraction is None:
         from concepts.services import ExtractionInputError, extraction_run_start
@@ -335,6 +338,7 @@ def bank_data(
         concept_recall=recall,
         groups=collections,
         share_triplets=share_triplets,
+        extracted=source in (ConceptSource.RULES, ConceptSource.HYBRID),
     ), by_collection
 
 
@@ -530,7 +534,8 @@ def embedding_run_execute(*, run_id: int, redelivered: bool = False) -> None:
     if result.concept_vectors is not None:
         from embeddings.algorithms.cooccurrence import concept_frequencies
 
-        # Kept with the run: explaining a similarity needs the 1/f weights the vectors were built with.
+        # Kept with the run: explaining a similarity needs the 1/f weights the vectors were built with
+        # (f ** notes["frequency_power"]: methods.frequency_power).
         result.notes["frequencies"] = concept_frequencies(data.concept_sets, data.n_concepts).tolist()
     fields = dict(
         status=JobStatus.DONE,

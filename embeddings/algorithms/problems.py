@@ -12,6 +12,9 @@ Conventions (shared with :func:`~embeddings.algorithms.similarity.contributions`
   weight: it is skipped and not counted in ``|C_i|``.
 * A problem whose row ends up exactly zero (no concepts, only skipped ones, or only concepts whose
   vector is zero) gets a zero row, never NaN, and is reported.
+
+The methods pass ``f_c ** power`` in place of ``f_c`` (:func:`weighting_frequencies`): power 1 for
+expert labels, as in the paper, and 0.5 for concepts an extractor found (``methods.frequency_power``).
 """
 
 from __future__ import annotations
@@ -20,9 +23,23 @@ import numpy as np
 
 from .cooccurrence import ConceptSets, ConceptSetsLike, as_concept_sets
 
-__all__ = ["concept_weights", "problem_vectors", "onehot_vectors"]
+__all__ = ["concept_weights", "problem_vectors", "onehot_vectors", "weighting_frequencies"]
 
 _BLOCK = 8192  # problems per block of problem_vectors: 3.2 MB of float32 at 100 dimensions
+
+
+def weighting_frequencies(frequencies: np.ndarray, power: float = 1.0) -> np.ndarray:
+    """``f_c ** power`` where ``f_c > 0``, else 0: what every function here divides by in place of ``f_c``.
+
+    ``power = 1`` is the paper's 1/f weight; ``power = 0.5`` weighs a concept by 1/sqrt(f), so that a
+    rare concept counts for more than a common one but no longer outweighs the rest of the problem's
+    concepts (the default for extracted concepts, ``methods.FREQUENCY_POWER_EXTRACTED``); 0 weighs
+    every concept alike.
+    """
+    f = np.asarray(frequencies, dtype=np.float64)
+    if power == 1.0:
+        return f
+    return np.where(f > 0, np.power(np.maximum(f, 0.0), power), 0.0)
 
 
 def _entry_weights(cs: ConceptSets, frequencies: np.ndarray) -> np.ndarray:

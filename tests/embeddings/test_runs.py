@@ -38,8 +38,8 @@ def bank(problem_factory: Any, hana: Any) -> dict[str, Any]:
     return made
 
 
-def rebuild(method: str = "prob2vec", source: str = "labels") -> EmbeddingRun:
-    run = embedding_run_start(method=method, source=source)
+def rebuild(method: str = "prob2vec", source: str = "labels", params: dict[str, Any] | None = None) -> EmbeddingRun:
+    run = embedding_run_start(method=method, source=source, params=params)
     embedding_run_execute(run_id=run.id)
     return EmbeddingRun.objects.get(id=run.id)
 
@@ -178,6 +178,36 @@ def test_similar_problems_fragment_explains_for_staff_only(client: Any, bank: di
     client.force_login(alice)
     assert "has no concepts in the active embedding: its neighbours are the problems it reads like" in client.get(bare_url, HTTP_HX_REQUEST="true").content.decode()
     assert "reads like" not in client.get(url, HTTP_HX_REQUEST="true").content.decode()
+
+
+def test_a_run_says_how_it_weighed_rare_concepts_and_its_why_uses_those_weights(bank: dict[str, Any], alice: Any) -> None:
+    """Labels keep the paper's 1/f, extracted sources 1/sqrt(f) (stop 41), resolved on the run's parameters
+    and notes. A run's "why" of a similarity splits the concept part of its cosine with the weights the
+    vectors were built with, whatever the power: the contributions sum to that part exactly."""
+    from embeddings.selectors import problem_similar_list
+
+    def why_sums_to_the_concept_cosine(run: EmbeddingRun) -> None:
+        assert active_run() == run
+        ids, vectors = run_arrays(run)
+        concept_part = vectors[:, : run_concept_vectors(run).shape[1]].astype(np.float64)
+        row = {int(pid): i for i, pid in enumerate(ids)}
+        a = concept_part[row[bank["count1"].pk]]
+        # Every other problem with concepts (the bare one borrowed its concept part: nothing to explain).
+        explained = [item for item in problem_similar_list(bank["count1"], k=8, user=alice).similar if item.problem != bank["bare"]]
+        assert len(explained) == 7
+        for item in explained:
+            b = concept_part[row[item.problem.pk]]
+            cos = float(a @ b / (np.linalg.norm(a) * np.linalg.norm(b)))
+            assert sum(v for _, v in item.contributions) == pytest.approx(cos, abs=1e-4)
+
+    labels = rebuild()
+    assert labels.params["frequency_power"] == 1.0 and labels.notes["frequency_power"] == 1.0
+    why_sums_to_the_concept_cosine(labels)
+    # The rules source resolves 0.5 before any extraction exists (the run then fails for want of one).
+    assert embedding_run_start(method="onehot", source="rules").params["frequency_power"] == 0.5
+    tempered = rebuild(params={"frequency_power": 0.5})  # the newest run of the site default: active
+    assert tempered.id != labels.id and tempered.notes["frequency_power"] == 0.5
+    why_sums_to_the_concept_cosine(tempered)
 
 
 def test_the_lab_page_shows_table_1_histograms_and_concept_neighbours(client: Any, bank: dict[str, Any], alice: Any, sam: Any) -> None:
