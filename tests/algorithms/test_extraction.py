@@ -37,9 +37,17 @@ VALID_CASES = {
 
 
 def plain_re_matches(rules: list[Rule], texts: list[str]) -> list[set[str]]:
-    """The reference: each rule's whole pattern searched with Python `re`, text by text."""
-    plain = [(r.slug, re.compile(r.pattern, re.ASCII | (re.IGNORECASE if r.ignore_case else 0))) for r in rules]
-    return [{slug for slug, p in plain if p.search(t)} for t in texts]
+    """The reference: each rule's whole pattern searched with Python `re`, text by text, and its
+    statement-only pattern (``Rule.statement_pattern``) in the text's statement alone."""
+
+    def compiled(pattern: str, ignore_case: bool) -> re.Pattern[str] | None:
+        return re.compile(pattern, re.ASCII | (re.IGNORECASE if ignore_case else 0)) if pattern else None
+
+    plain = [(r.slug, compiled(r.pattern, r.ignore_case), compiled(r.statement_pattern, r.ignore_case)) for r in rules]
+    return [
+        {slug for slug, p, s in plain if (p is not None and p.search(t)) or (s is not None and s.search(extraction.statement_of(t)))}
+        for t in texts
+    ]
 
 
 @pytest.fixture(scope="module")
@@ -252,8 +260,9 @@ def _demo_rules() -> list[Rule]:
 def _random_texts(rules: list[Rule], seed: int, count: int) -> list[str]:
     """Texts made of the rules' own words, in random order and case, with sentence ends, commas,
     decimals, formulas and parentheses between them, so that gaps open and close."""
-    words = sorted({w for r in rules for w in re.findall(r"[A-Za-z]{2,}", re.sub(r"\\[a-zA-Z]", " ", r.pattern))})
-    glue = [". ", "? ", ", ", " ", " ", " ", " 0.5 ", " $X = 2Y$ ", " (", ") ", " $", "$ ", " | ", " \\mid "]
+    words = sorted({w for r in rules for w in re.findall(r"[A-Za-z]{2,}", re.sub(r"\\[a-zA-Z]", " ", r.pattern + " " + r.statement_pattern))})
+    # A solution heading now and then: what follows it is read by the first box only (statement-only branches).
+    glue = [". ", "? ", ", ", " ", " ", " ", " 0.5 ", " $X = 2Y$ ", " (", ") ", " $", "$ ", " | ", " \\mid ", f"\n\n{extraction.SOLUTION_HEADING} "]
     rng = random.Random(seed)
     texts = []
     for _ in range(count):
