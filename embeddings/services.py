@@ -229,10 +229,15 @@ def _state_fingerprint(method: str, source: str, params: dict[str, Any]) -> tupl
     return hashlib.sha256(raw.encode()).hexdigest(), extraction
 
 
+def _is_extracted(source: str) -> bool:
+    """Whether a source's concepts come from an extractor (rules, hybrid), not from experts (``BankData.extracted``)."""
+    return source in (ConceptSource.RULES, ConceptSource.HYBRID)
+
+
 @transaction.atomic
 def embedding_run_start(*, method: str, source: str = ConceptSource.LABELS, params: dict[str, Any] | None = None, user: Any = None) -> EmbeddingRun:
     """Queue a rebuild, or return the run that already covers identical inputs (queued, running or done)."""
-    from embeddings.algorithms.methods import FREQUENCY_POWER_EXTRACTED, FREQUENCY_POWER_LABELS, METHODS
+    from embeddings.algorithms.methods import METHODS, frequency_power
 
     if method not in METHODS:
         raise EmbeddingInputError(f"unknown method {method!r}; known: {', '.join(METHODS)}")
@@ -247,9 +252,12 @@ def embedding_run_start(*, method: str, source: str = ConceptSource.LABELS, para
     params = {**METHODS[method].defaults, **site, **(params or {})}
     if METHODS[method].kind == "text":
         source = ConceptSource.LABELS  # text methods read no concepts: one run serves both sources
-    elif params.get("frequency_power") is None:
-        # Resolved here, so that the run's parameters say how its concepts were weighed (methods.frequency_power).
-        params["frequency_power"] = FREQUENCY_POWER_EXTRACTED if source in (ConceptSource.RULES, ConceptSource.HYBRID) else FREQUENCY_POWER_LABELS
+    else:
+        # Resolved here, so that the run's parameters say how its concepts were weighed.
+        try:
+            params["frequency_power"] = frequency_power(params, extracted=_is_extracted(source))
+        except ValueError as exc:
+            raise EmbeddingInputError(str(exc)) from None
     fingerprint, extraction = _state_fingerprint(method, source, params)
     if source == ConceptSource.HYBRID and extraction is None:
         from concepts.services import ExtractionInputError, extraction_run_start
@@ -338,7 +346,7 @@ def bank_data(
         concept_recall=recall,
         groups=collections,
         share_triplets=share_triplets,
-        extracted=source in (ConceptSource.RULES, ConceptSource.HYBRID),
+        extracted=_is_extracted(source),
     ), by_collection
 
 

@@ -130,12 +130,12 @@ METHODS: dict[str, Method] = {
 SVD_VARIANT = {"svd": "svd", "svd-eig": "eig", "svd-wandc": "wandc", "svd-sub": "sub", "svd-shifted": "shifted", "svd-cds": "cds"}
 
 
-def frequency_power(data: BankData, params: dict[str, Any]) -> float:
+def frequency_power(params: dict[str, Any], extracted: bool) -> float:
     """The power of f in a concept's weight 1/f^power: ``params["frequency_power"]`` when set, else by
-    where the concepts come from (FREQUENCY_POWER_LABELS, FREQUENCY_POWER_EXTRACTED)."""
+    where the concepts come from (``extracted``: FREQUENCY_POWER_EXTRACTED, else FREQUENCY_POWER_LABELS)."""
     power = params.get("frequency_power")
     if power is None:
-        return FREQUENCY_POWER_EXTRACTED if data.extracted else FREQUENCY_POWER_LABELS
+        return FREQUENCY_POWER_EXTRACTED if extracted else FREQUENCY_POWER_LABELS
     power = float(power)
     if not 0.0 <= power <= 2.0:
         raise ValueError(f"frequency_power must be between 0 and 2, got {power}")
@@ -169,7 +169,7 @@ def embed(method: str, data: BankData, params: dict[str, Any] | None = None, on_
         raise ValueError(f"unknown method {method!r}; known: {', '.join(METHODS)}")
     p = {**METHODS[method].defaults, **(params or {})}
     if METHODS[method].kind == "concepts":
-        p["frequency_power"] = frequency_power(data, p)
+        p["frequency_power"] = frequency_power(p, data.extracted)
         out = _concept_embedding_of(method, data, p, on_progress)
         out.notes["frequency_power"] = p["frequency_power"]
         return _with_fallback(out, data, p)

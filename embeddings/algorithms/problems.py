@@ -39,7 +39,7 @@ def weighting_frequencies(frequencies: np.ndarray, power: float = 1.0) -> np.nda
     f = np.asarray(frequencies, dtype=np.float64)
     if power == 1.0:
         return f
-    return np.where(f > 0, np.power(np.maximum(f, 0.0), power), 0.0)
+    return np.where(f > 0, f**power, 0.0)
 
 
 def _entry_weights(cs: ConceptSets, frequencies: np.ndarray) -> np.ndarray:

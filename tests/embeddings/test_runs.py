@@ -208,6 +208,11 @@ def test_a_run_says_how_it_weighed_rare_concepts_and_its_why_uses_those_weights(
     tempered = rebuild(params={"frequency_power": 0.5})  # the newest run of the site default: active
     assert tempered.id != labels.id and tempered.notes["frequency_power"] == 0.5
     why_sums_to_the_concept_cosine(tempered)
+    # A power out of range is refused when the run is asked for, not in the worker.
+    from embeddings.services import EmbeddingInputError
+
+    with pytest.raises(EmbeddingInputError, match="frequency_power must be between 0 and 2, got 3.0"):
+        embedding_run_start(method="prob2vec", source="labels", params={"frequency_power": 3})
 
 
 def test_the_lab_page_shows_table_1_histograms_and_concept_neighbours(client: Any, bank: dict[str, Any], alice: Any, sam: Any) -> None:
