@@ -252,6 +252,7 @@ def problem_similar_list(problem: Any, k: int = 5, user: Any = None) -> SimilarL
     """The k problems nearest to `problem` in the active embedding, each with why (per-concept
     contributions), and whether `problem` had no concepts in the run's source (a concept run only): its
     vector then came from the fallback, borrowed from the problems it reads like, and there is no why."""
+    from embeddings.algorithms.problems import weighting_frequencies
     from embeddings.algorithms.similarity import contributions, top_k
     from problems.selectors import problem_visible_queryset
 
@@ -276,8 +277,6 @@ def problem_similar_list(problem: Any, k: int = 5, user: Any = None) -> SimilarL
     borrowed = False
     if concept_vectors is not None:
         sets = _concept_sets_for(run, [problem.pk] + [int(ids[i]) for i, _ in chosen])
-        from embeddings.algorithms.problems import weighting_frequencies
-
         # The weights the run's vectors were built with: 1/f^power (runs before stop 41: 1/f).
         freq = weighting_frequencies(np.asarray(run.notes.get("frequencies") or [1.0] * len(run.concept_slugs), dtype=float),
                                      float(run.notes.get("frequency_power", 1.0)))

@@ -37,8 +37,6 @@ def weighting_frequencies(frequencies: np.ndarray, power: float = 1.0) -> np.nda
     every concept alike.
     """
     f = np.asarray(frequencies, dtype=np.float64)
-    if power == 1.0:
-        return f
     return np.where(f > 0, f**power, 0.0)
 
 
