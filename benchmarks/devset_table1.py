@@ -61,9 +61,16 @@ What it measures
     chooses the hybrid source's learned thresholds for the model alone instead of against the rules
     (not the product's choice: concepts/learned.py).
 
+    --oracles (stop 43) asks what each kind of rule error costs the similar lists: Prob2Vec and concept
+    overlap on the rules with, on labelled problems, every concept the labels lack dropped ("no wrong
+    concept": perfect precision) or every labelled concept the rules missed added ("no missed concept":
+    perfect recall), beside the rules and the labels; and the share of each set's triplets that the
+    labels' (and the rules') plain overlap orders right, a ceiling for any method that reads concepts
+    alone. With --seeds N, Prob2Vec's rows are means over N draws.
+
 How to run (from the project folder; pure code, no database)
     .venv/bin/python benchmarks/devset_table1.py [--methods prob2vec,onehot,blend,minilm] [--cv] [--test-splits | --genre-dev]
-        [--fallback-text lsa|minilm] [--compare-fallback-text] [--seeds N] [--thresholds-alone] [--no-solutions] [--json]
+        [--fallback-text lsa|minilm] [--compare-fallback-text] [--oracles] [--seeds N] [--thresholds-alone] [--no-solutions] [--json]
 
 MiniLM vectors are cached in benchmarks/out/ (it takes minutes on a laptop CPU); the books are read
 from ../shared/data (or $PROB2VEC_SHARED_DATA), and the script stops with a message without them.
@@ -349,6 +356,58 @@ def anatomy(sets: list[list[int]], triplets: np.ndarray, correct: np.ndarray) ->
     return out
 
 
+def overlap_ceiling(sets: list[list[int]], triplets: np.ndarray) -> float:
+    """The share of the triplets that plain concept overlap orders right, a tie or an even overlap
+    counting half (a coin flip): what the concept sets alone say, before any embedding or text."""
+    kinds = anatomy(sets, triplets, np.zeros(len(np.asarray(triplets).reshape(-1, 3)), dtype=bool))
+    total = sum(k["triplets"] for k in kinds.values())
+    if not total:
+        return float("nan")
+    halves = kinds["tie"]["triplets"] + kinds["overlap_even"]["triplets"]
+    return (kinds["overlap_agrees"]["triplets"] + halves / 2) / total
+
+
+ORACLES = ("rules", "no wrong concept", "no missed concept", "labels")
+
+
+def oracle_sets(bank: Bank, rule_sets: list[list[int]]) -> dict[str, list[list[int]]]:
+    """The rules' concept sets mended with the expert labels, one way at a time, on labelled problems
+    only (an unlabelled problem keeps what the rules found): "no wrong concept" drops every concept the
+    labels lack (perfect precision), "no missed concept" adds every labelled one the rules missed
+    (perfect recall). What each kind of rule error costs the similar lists."""
+    labels = bank.sets(bank.labels)
+    precise, complete = [], []
+    for found, truth, labelled in zip(rule_sets, labels, bank.labels):
+        precise.append(sorted(set(found) & set(truth)) if labelled else list(found))
+        complete.append(sorted(set(found) | set(truth)) if labelled else list(found))
+    return {"rules": list(rule_sets), "no wrong concept": precise, "no missed concept": complete}
+
+
+def oracles(bank: Bank, sets: dict[str, list[list[int]]], text: np.ndarray, seeds: int = 1,
+            methods: tuple[str, ...] = ("prob2vec", "onehot")) -> dict[str, dict[str, dict[str, float]]]:
+    """Per concept method and ``ORACLES`` row, the mean accuracy on each triplet set over ``seeds``
+    draws (the method's own seed where it has one). The mended rows stay the rules source, so their
+    text share follows the recall they would have, as the app's would; "labels" is the labels source.
+    Also ``"overlap"``: the labels' and the rules' ``overlap_ceiling`` per set."""
+    mended = oracle_sets(bank, sets["rules"])
+    out: dict[str, dict[str, dict[str, float]]] = {}
+    for method in methods:
+        ensemble = int(METHODS[method].defaults.get("ensemble", 1))
+        draws = range(seeds) if "seed" in METHODS[method].defaults else range(1)
+        for row in ORACLES:
+            source = "labels" if row == "labels" else "rules"
+            data = bank_data(bank, {**sets, "rules": mended.get(row, sets["rules"])}, source, text)
+            acc: dict[str, list[float]] = {b: [] for b in bank.triplets}
+            for draw in draws:
+                params = {"seed": draw * ensemble} if "seed" in METHODS[method].defaults else {}
+                vectors = embed(method, data, params).vectors
+                for b, t in bank.triplets.items():
+                    acc[b].append(float(triplet_correct(vectors, t).mean()))
+            out.setdefault(method, {})[row] = {b: float(np.mean(a)) for b, a in acc.items()}
+    out["overlap"] = {source: {b: overlap_ceiling(sets[source], t) for b, t in bank.triplets.items()} for source in ("labels", "rules")}
+    return out
+
+
 def table1(bank: Bank, sets: dict[str, list[list[int]]], methods: list[str], text: np.ndarray, shares: dict | None = None) -> dict:
     """Every method on every source, each triplet set scored. ``shares``, when given, gets Prob2Vec's text
     share per collection and source as the accepted triplets chose it (README step 5; ``--triplet-share``),
@@ -586,6 +645,9 @@ def main(argv: list[str] | None = None) -> int:
                              "accepted triplets (the first and third samples', the demo's) chooses its share on them, judged out of fold")
     parser.add_argument("--seeds", type=int, default=0, metavar="N",
                         help="also: Prob2Vec and blend over N draws (mean and SD of the accuracy); with --cv, every setting is scored over N draws")
+    parser.add_argument("--oracles", action="store_true",
+                        help="also: Prob2Vec and concept overlap on the rules with every wrong concept dropped, or every missed one "
+                             "added, on labelled problems (what each kind of rule error costs), and the triplets plain overlap orders right")
     parser.add_argument("--compare-fallback-text", action="store_true",
                         help="also: every concept method and source with the LSA and with the MiniLM fallback text, and which one to ship")
     extra = parser.add_mutually_exclusive_group()
@@ -619,6 +681,7 @@ def main(argv: list[str] | None = None) -> int:
     results = table1(bank, sets, methods, text, shares)
     cv = {**cross_validate(bank, sets["labels"], text, seeds=max(1, args.seeds)), "borrowed": cross_validate_borrowed(bank, sets, text, seeds=max(1, args.seeds))} if args.cv else None
     spread = seed_spread(bank, sets, methods, text, args.seeds) if args.seeds > 1 else None
+    mended = oracles(bank, sets, text, seeds=max(1, args.seeds)) if args.oracles else None
     compared = None
     if args.compare_fallback_text:
         both = {"lsa": lsa_vectors(bank.texts, dim=int(METHODS["prob2vec"].defaults["text_dim"])), "minilm": minilm_vectors(bank.texts)}
@@ -626,7 +689,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         print(json.dumps({"bank": len(bank.texts), "triplets": {b: len(t) for b, t in bank.triplets.items()}, **info,
                           "rules_recall": recall_per_book(bank, sets["rules"]),
-                          "results": results, "triplet_share": shares, "cv": cv, "fallback_text": compared, "seeds": spread}, indent=1, default=str))
+                          "results": results, "triplet_share": shares, "cv": cv, "fallback_text": compared, "seeds": spread,
+                          "oracles": mended}, indent=1, default=str))
         return 0
     no_concepts = {s: sum(1 for b in BOOK_ORDER[:3] for row in bank.triplets[b] for i in row if not sets[s][i]) for s in SOURCES}
     print(("the rules read each problem's statement and solution" if bank.reads_solutions else "the rules read the statements alone") + "; "
@@ -713,6 +777,21 @@ def main(argv: list[str] | None = None) -> int:
         for book in order:
             print(f"  {book:14} " + "  ".join(f"{m}/{s} {pct(spread[m][s][book]['mean'])} ({pct(spread[m][s][book]['sd'])})"
                                             for m in spread for s in SOURCES))
+    if mended:
+        fresh = [n for n in devsets.SECOND_SAMPLES.values() if n in bank.triplets]
+        tuning = [n for n in (*BOOK_ORDER[:3], *devsets.THIRD_SAMPLES.values()) if n in bank.triplets]
+        over = f"mean over {args.seeds} draws" if args.seeds > 1 else "one draw"
+        print(f"\nwhat each kind of rule error costs ({over}): the rules mended with the labels on labelled problems, accuracy %"
+              "\n  (fresh / tuning = the mean over the second samples' / the first and third samples' triplet sets)")
+        print(f"  {'':26}" + " ".join(f"{b:>11}" for b in order) + f" {'fresh':>7} {'tuning':>7}")
+        for method in (m for m in mended if m != "overlap"):
+            for row, acc in mended[method].items():
+                means = [np.mean([acc[b] for b in part]) if part else float("nan") for part in (fresh, tuning)]
+                print(f"  {method + ' ' + row:26}" + " ".join(f"{pct(acc[b]):>11}" for b in order) + "".join(f" {pct(m):>7}" for m in means))
+        for source, acc in mended["overlap"].items():
+            means = [np.mean([acc[b] for b in part]) if part else float("nan") for part in (fresh, tuning)]
+            print(f"  {'overlap of the ' + source:26}" + " ".join(f"{pct(acc[b]):>11}" for b in order) + "".join(f" {pct(m):>7}" for m in means))
+        print("  (overlap: the triplets the concept sets' Jaccard overlap alone orders right, ties and even overlaps counted half)")
     if compared:
         print("\nfallback text, LSA -> MiniLM: accuracy % per concept method and source")
         for book in order:

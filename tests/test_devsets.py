@@ -893,3 +893,41 @@ def test_the_benchmarks_rules_read_the_solution_as_the_app_does_unless_told_not_
     assert rule_quality.rule_text(record) == "Find P(X = 0).\n\nSolution: X is Poisson."
     monkeypatch.setattr(rule_quality, "READS_SOLUTIONS", False)
     assert rule_quality.rule_text(record) == "Find P(X = 0)."
+
+
+def test_the_oracles_mend_the_rules_one_kind_of_error_at_a_time_on_labelled_problems_only() -> None:
+    """devset_table1 --oracles (stop 43): "no wrong concept" drops what the labels lack, "no missed
+    concept" adds what the rules missed, an unlabelled problem keeps the rules' concepts, and the
+    overlap ceiling counts ties and even overlaps as half."""
+    import numpy as np
+
+    from benchmarks.devset_table1 import Bank, oracle_sets, oracles, overlap_ceiling
+
+    bank = Bank(slugs=["a", "b", "c", "d"])
+    # rows: A (labels a, b; rules a, d), B (labels a, b; rules a), C (labels c; rules d), unlabelled (rules d)
+    bank.labels = [["a", "b"], ["a", "b"], ["c"], None]
+    bank.texts = ["anchor", "near", "far", "unlabelled"]
+    bank.books = ["openstax"] * 4
+    rules = [[0, 3], [0], [3], [3]]
+    mended = oracle_sets(bank, rules)
+    assert mended["rules"] == rules
+    assert mended["no wrong concept"] == [[0], [0], [], [3]]
+    assert mended["no missed concept"] == [[0, 1, 3], [0, 1], [2, 3], [3]]
+    triplet = np.array([[0, 1, 2]])
+    # By the rules A shares a with B as much as d with C (Jaccard 1/2 each): even, counted half; by the labels, B wins.
+    assert overlap_ceiling(rules, triplet) == 0.5
+    assert overlap_ceiling(bank.sets(bank.labels), triplet) == 1.0
+    assert overlap_ceiling(rules, np.array([[2, 0, 1]])) == 1.0  # {d}: {a, d} shares more than {a}
+    assert overlap_ceiling(rules, np.array([[2, 1, 0]])) == 0.0  # the same, positive and negative swapped
+    assert overlap_ceiling([[0], [1], [1]], triplet) == 0.5  # B and C tie: only the text could order them
+
+    # The same bank with rules that get the triplet wrong: A carries a wrong c (shared with C) and B
+    # misses a. Dropping wrong concepts is not enough here (A and B still share nothing); adding the
+    # missed ones is. The mended rows are real runs of the method, each draw its own seed.
+    bank.triplets = {"openstax": triplet}
+    rules = [[0, 2], [1], [2], [3]]
+    out = oracles(bank, {"rules": rules, "labels": bank.sets(bank.labels)}, np.eye(4), seeds=2, methods=("onehot", "prob2vec"))
+    for method in ("onehot", "prob2vec"):
+        assert out[method] == {"rules": {"openstax": 0.0}, "no wrong concept": {"openstax": 0.0},
+                               "no missed concept": {"openstax": 1.0}, "labels": {"openstax": 1.0}}
+    assert out["overlap"] == {"labels": {"openstax": 1.0}, "rules": {"openstax": 0.0}}
