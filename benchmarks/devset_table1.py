@@ -340,31 +340,37 @@ def anatomy(sets: list[list[int]], triplets: np.ndarray, correct: np.ndarray) ->
     - overlap_even: equal Jaccard with different sets.
     """
     out = {kind: {"triplets": 0, "correct": 0} for kind in ANATOMY}
-
-    def jaccard(x: set[int], y: set[int]) -> float:
-        return len(x & y) / len(x | y) if x | y else 0.0
-
-    for (a, b, c), right in zip(np.asarray(triplets).reshape(-1, 3), np.asarray(correct)):
-        concepts_a, concepts_b, concepts_c = set(sets[a]), set(sets[b]), set(sets[c])
-        if concepts_b == concepts_c:
-            kind = "tie"
-        else:
-            ab, ac = jaccard(concepts_a, concepts_b), jaccard(concepts_a, concepts_c)
-            kind = "overlap_agrees" if ab > ac else "overlap_disagrees" if ab < ac else "overlap_even"
+    for kind, right in zip(triplet_kinds(sets, triplets), np.asarray(correct)):
         out[kind]["triplets"] += 1
         out[kind]["correct"] += int(bool(right))
     return out
 
 
+def triplet_kinds(sets: list[list[int]], triplets: np.ndarray) -> list[str]:
+    """Each triplet's kind in ``ANATOMY`` by what its concept sets alone say (``anatomy``)."""
+
+    def jaccard(x: set[int], y: set[int]) -> float:
+        return len(x & y) / len(x | y) if x | y else 0.0
+
+    kinds = []
+    for a, b, c in np.asarray(triplets).reshape(-1, 3):
+        concepts_a, concepts_b, concepts_c = set(sets[a]), set(sets[b]), set(sets[c])
+        if concepts_b == concepts_c:
+            kinds.append("tie")
+            continue
+        ab, ac = jaccard(concepts_a, concepts_b), jaccard(concepts_a, concepts_c)
+        kinds.append("overlap_agrees" if ab > ac else "overlap_disagrees" if ab < ac else "overlap_even")
+    return kinds
+
+
 def overlap_ceiling(sets: list[list[int]], triplets: np.ndarray) -> float:
     """The share of the triplets that plain concept overlap orders right, a tie or an even overlap
     counting half (a coin flip): what the concept sets alone say, before any embedding or text."""
-    kinds = anatomy(sets, triplets, np.zeros(len(np.asarray(triplets).reshape(-1, 3)), dtype=bool))
-    total = sum(k["triplets"] for k in kinds.values())
-    if not total:
+    kinds = triplet_kinds(sets, triplets)
+    if not kinds:
         return float("nan")
-    halves = kinds["tie"]["triplets"] + kinds["overlap_even"]["triplets"]
-    return (kinds["overlap_agrees"]["triplets"] + halves / 2) / total
+    halves = kinds.count("tie") + kinds.count("overlap_even")
+    return (kinds.count("overlap_agrees") + halves / 2) / len(kinds)
 
 
 ORACLES = ("rules", "no wrong concept", "no missed concept", "labels")
@@ -400,9 +406,9 @@ def oracles(bank: Bank, sets: dict[str, list[list[int]]], text: np.ndarray, seed
             acc: dict[str, list[float]] = {b: [] for b in bank.triplets}
             for draw in draws:
                 params = {"seed": draw * ensemble} if "seed" in METHODS[method].defaults else {}
-                vectors = embed(method, data, params).vectors
-                for b, t in bank.triplets.items():
-                    acc[b].append(float(triplet_correct(vectors, t).mean()))
+                run = embed(method, data, {**params, **triplet_share_params(bank)})
+                for b in bank.triplets:
+                    acc[b].append(float(set_correct(bank, run.vectors, run.notes, b).mean()))
             out.setdefault(method, {})[row] = {b: float(np.mean(a)) for b, a in acc.items()}
     out["overlap"] = {source: {b: overlap_ceiling(sets[source], t) for b, t in bank.triplets.items()} for source in ("labels", "rules")}
     return out
@@ -784,13 +790,16 @@ def main(argv: list[str] | None = None) -> int:
         print(f"\nwhat each kind of rule error costs ({over}): the rules mended with the labels on labelled problems, accuracy %"
               "\n  (fresh / tuning = the mean over the second samples' / the first and third samples' triplet sets)")
         print(f"  {'':26}" + " ".join(f"{b:>11}" for b in order) + f" {'fresh':>7} {'tuning':>7}")
+
+        def oracle_line(label: str, acc: dict[str, float]) -> str:
+            means = [np.mean([acc[b] for b in part]) if part else float("nan") for part in (fresh, tuning)]
+            return f"  {label:26}" + " ".join(f"{pct(acc[b]):>11}" for b in order) + "".join(f" {pct(m):>7}" for m in means)
+
         for method in (m for m in mended if m != "overlap"):
             for row, acc in mended[method].items():
-                means = [np.mean([acc[b] for b in part]) if part else float("nan") for part in (fresh, tuning)]
-                print(f"  {method + ' ' + row:26}" + " ".join(f"{pct(acc[b]):>11}" for b in order) + "".join(f" {pct(m):>7}" for m in means))
+                print(oracle_line(f"{method} {row}", acc))
         for source, acc in mended["overlap"].items():
-            means = [np.mean([acc[b] for b in part]) if part else float("nan") for part in (fresh, tuning)]
-            print(f"  {'overlap of the ' + source:26}" + " ".join(f"{pct(acc[b]):>11}" for b in order) + "".join(f" {pct(m):>7}" for m in means))
+            print(oracle_line(f"overlap of the {source}", acc))
         print("  (overlap: the triplets the concept sets' Jaccard overlap alone orders right, ties and even overlaps counted half)")
     if compared:
         print("\nfallback text, LSA -> MiniLM: accuracy % per concept method and source")
