@@ -124,6 +124,11 @@ def measure(texts: list[str], truth: list[set[str]], concepts: list[str], compil
         # Of the concepts found on labelled problems, the share the labels hold (FP rates hide how
         # many wrong concepts a problem gets, and a wrong shared concept is what misleads similarity).
         "micro_precision": ev.micro_precision,
+        # The counts behind recall and precision: what the similar lists gain by a concept found and lose
+        # by a wrong one differ (README "What each kind of rule error costs"), so both are worth seeing.
+        "found_right": ev.total("tp"),
+        "missed": ev.total("fn"),
+        "wrong": ev.total("fp"),
         "no_concept": sum(1 for p in predicted if not p) / len(texts) if texts else None,
         "concepts": ev.as_dict()["concepts"],
         "_predicted": predicted,
@@ -247,6 +252,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"  {name:13} micro recall {pct(s_['micro_recall'])} / {pct(lo['micro_recall'])} / {pct(strict[name]['micro_recall'])}; "
                   f"FN over {lo['concepts_3_positives']} concepts with >= 3 positives {pct(s_['fn_rate_3_positives'])} / "
                   f"{pct(lo['fn_rate_3_positives'])} / {pct(strict[name]['fn_rate_3_positives'])}")
+    print("\nlabelled concepts found, missed and found wrongly, per set (found / missed / wrong):")
+    print("  " + "; ".join(f"{name} {s['found_right']} / {s['missed']} / {s['wrong']}" for name, s in summary.items()))
     for name, (_, _, _, r) in tunable.items():
         print(f"\n{name}: worst FN: {', '.join(worst(r['concepts'], 'fn', args.worst))}")
         print(f"{name}: worst FP: {', '.join(worst(r['concepts'], 'fp', args.worst))}")

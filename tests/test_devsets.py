@@ -931,3 +931,19 @@ def test_the_oracles_mend_the_rules_one_kind_of_error_at_a_time_on_labelled_prob
         assert out[method] == {"rules": {"openstax": 0.0}, "no wrong concept": {"openstax": 0.0},
                                "no missed concept": {"openstax": 1.0}, "labels": {"openstax": 1.0}}
     assert out["overlap"] == {"labels": {"openstax": 1.0}, "rules": {"openstax": 0.0}}
+
+
+def test_rule_quality_counts_the_concepts_found_missed_and_wrong() -> None:
+    """rule_quality.py (stop 43) prints, per set, how many labelled concepts the rules found, missed and
+    found wrongly: the counts behind recall and precision, pooled over concepts."""
+    from benchmarks.rule_quality import measure
+    from concepts import extraction
+
+    compiled = extraction.compile_rules([extraction.Rule("nchoosek", r"\bchoose\b"), extraction.Rule("pmf", r"\bpmf\b")])
+    texts = ["choose two of five", "the pmf of X", "choose a pmf", "nothing here"]
+    truth = [{"nchoosek"}, {"nchoosek"}, {"pmf"}, {"pmf"}]
+    r = measure(texts, truth, ["nchoosek", "pmf"], compiled)
+    # found: nchoosek in 0 (right), pmf in 1 (wrong), nchoosek in 2 (wrong) and pmf in 2 (right);
+    # missed: nchoosek in 1, pmf in 3.
+    assert (r["found_right"], r["missed"], r["wrong"]) == (2, 2, 2)
+    assert r["micro_recall"] == 0.5 and r["micro_precision"] == 0.5
