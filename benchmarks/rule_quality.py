@@ -27,6 +27,8 @@ What it measures
       - the **test splits** (``benchmarks/devsets/TEST_SETS.md``: TheoremQA and MATH, labelled by the
         guide, never read while writing rules): the honest figure on text nobody here tuned on. Only
         their summary is printed, no per-concept list, so that nobody tunes on them;
+      - per set, the labelled concepts found, missed and found wrongly (the counts behind micro
+        recall and precision, stop 43);
       - the worst concepts per book.
     ``--misses SLUG`` prints, per book, the labelled problems the rule misses and the ones it wrongly
     matches (a rule author's view; text comes from ../shared/data and is not stored).
