@@ -315,14 +315,24 @@ def seed_spread(bank: Bank, sets: dict[str, list[list[int]]], methods: list[str]
     out: dict[str, dict] = {}
     for method in [m for m in methods if "seed" in METHODS[m].defaults and METHODS[m].kind == "concepts"]:
         for source in SOURCES:
-            acc = {b: [] for b in bank.triplets}
-            for seed in range(seeds):
-                first = seed * int(METHODS[method].defaults.get("ensemble", 1))
-                run = embed(method, bank_data(bank, sets, source, text), {"seed": first, **triplet_share_params(bank)})
-                for b in bank.triplets:
-                    acc[b].append(float(set_correct(bank, run.vectors, run.notes, b).mean()))
+            acc = draw_accuracies(bank, method, bank_data(bank, sets, source, text), seeds)
             out.setdefault(method, {})[source] = {b: {"mean": float(np.mean(a)), "sd": float(np.std(a)), "runs": a} for b, a in acc.items()}
     return out
+
+
+def draw_accuracies(bank: Bank, method: str, data: BankData, seeds: int) -> dict[str, list[float]]:
+    """Per triplet set, the method's accuracy in each of draws 0..seeds-1 (one run for a method without
+    a seed): draw r trains on seeds r*K .. r*K+K-1, K the method's ``ensemble``. Scored as ``table1``
+    scores, with the triplet share where the bank asks for it."""
+    defaults = METHODS[method].defaults
+    seeded = "seed" in defaults
+    acc: dict[str, list[float]] = {b: [] for b in bank.triplets}
+    for draw in range(seeds if seeded else 1):
+        params = {"seed": draw * int(defaults.get("ensemble", 1))} if seeded else {}
+        run = embed(method, data, {**params, **triplet_share_params(bank)})
+        for b in bank.triplets:
+            acc[b].append(float(set_correct(bank, run.vectors, run.notes, b).mean()))
+    return acc
 
 
 ANATOMY = ("tie", "overlap_agrees", "overlap_even", "overlap_disagrees")
@@ -398,17 +408,9 @@ def oracles(bank: Bank, sets: dict[str, list[list[int]]], text: np.ndarray, seed
     mended = oracle_sets(bank, sets["rules"])
     out: dict[str, dict[str, dict[str, float]]] = {}
     for method in methods:
-        ensemble = int(METHODS[method].defaults.get("ensemble", 1))
-        draws = range(seeds) if "seed" in METHODS[method].defaults else range(1)
         for row in ORACLES:
-            source = "labels" if row == "labels" else "rules"
-            data = bank_data(bank, {**sets, "rules": mended.get(row, sets["rules"])}, source, text)
-            acc: dict[str, list[float]] = {b: [] for b in bank.triplets}
-            for draw in draws:
-                params = {"seed": draw * ensemble} if "seed" in METHODS[method].defaults else {}
-                run = embed(method, data, {**params, **triplet_share_params(bank)})
-                for b in bank.triplets:
-                    acc[b].append(float(set_correct(bank, run.vectors, run.notes, b).mean()))
+            data = bank_data(bank, sets, "labels", text) if row == "labels" else bank_data(bank, {**sets, "rules": mended[row]}, "rules", text)
+            acc = draw_accuracies(bank, method, data, seeds)
             out.setdefault(method, {})[row] = {b: float(np.mean(a)) for b, a in acc.items()}
     out["overlap"] = {source: {b: overlap_ceiling(sets[source], t) for b, t in bank.triplets.items()} for source in ("labels", "rules")}
     return out

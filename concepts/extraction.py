@@ -561,7 +561,7 @@ def compile_rules(
             fallback.append((rule.slug, single[rule.slug]))
             continue
         set_slugs.append(rule.slug)
-        if not spread:
+        if not spread:  # the whole pattern, into the one set built below (gapped_sets, whatever it holds)
             gapped.append((rule.slug, _flagged(rule.pattern, rule.ignore_case)))
             continue
         branches = split_branches(rule.pattern)
