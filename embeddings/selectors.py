@@ -170,9 +170,12 @@ def _usable(rows: np.ndarray) -> np.ndarray:
     return rows[(rows >= 0).all(axis=1)] if len(rows) else rows
 
 
-def triplet_results(triplets: list[tuple[int, int, int]]) -> dict[str, dict[str, dict[str, float] | None]]:
+def triplet_results(
+    triplets: list[tuple[int, int, int]], runs: dict[tuple[str, str], EmbeddingRun] | None = None
+) -> dict[str, dict[str, dict[str, float] | None]]:
     """Every method's newest run on the triplets: {method: {source: {accuracy, low, high}}}, the 95%
-    bootstrap interval around the accuracy; None where there are no triplets. A triplet whose problem
+    bootstrap interval around the accuracy; None where there are no triplets. ``runs`` ({(method, table
+    source): finished run}) scores those runs instead of the newest of each. A triplet whose problem
     is not in the run, or has no vector, counts as wrong. A triplet that chose its collection's text
     share (README step 5) is judged as the run judged it with the share chosen on the other folds of
     those triplets (``notes["triplet_share_out_of_fold"]``), so the figure never grades a choice on the
@@ -180,7 +183,7 @@ def triplet_results(triplets: list[tuple[int, int, int]]) -> dict[str, dict[str,
     from embeddings.algorithms.metrics import bootstrap_interval, triplet_correct
 
     table: dict[str, dict[str, dict[str, float] | None]] = {}
-    for (method, source), run in sorted(latest_done_runs().items()):
+    for (method, source), run in sorted((latest_done_runs() if runs is None else runs).items()):
         if not triplets:
             table.setdefault(method, {})[source] = None
             continue

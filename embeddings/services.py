@@ -276,6 +276,19 @@ def embedding_run_start(*, method: str, source: str = ConceptSource.LABELS, para
     return run
 
 
+def embedding_run_wait(*, run_id: int, timeout: float | None = None) -> EmbeddingRun:
+    """Run a queued rebuild here (a no-op if a worker has claimed it), then wait until it is no longer
+    queued or running: a command that starts a rebuild reports the finished run, whoever built it
+    (with a Redis broker a worker may claim the run first, or the lab may have started the same run)."""
+    embedding_run_execute(run_id=run_id)
+    limit = time.monotonic() + (timeout if timeout is not None else settings.CELERY_TASK_TIME_LIMIT)
+    while True:
+        run = EmbeddingRun.objects.defer("vectors", "problem_ids", "concept_vectors").get(id=run_id)
+        if run.status not in (JobStatus.PENDING, JobStatus.RUNNING) or time.monotonic() > limit:
+            return run
+        time.sleep(0.5)
+
+
 def embedding_run_cancel(*, run: EmbeddingRun) -> bool:
     """Cancel a queued or running run; a running one stops at its next progress report."""
     return bool(

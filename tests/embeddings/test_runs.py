@@ -159,6 +159,57 @@ def test_evaluate_triplets_json_contract(bank: dict[str, Any], tmp_path: Path) -
         call_command("evaluate_triplets", "--triplets", str(path))
 
 
+def test_evaluate_triplets_never_reports_an_older_runs_figure_for_a_rebuild_that_failed(bank: dict[str, Any]) -> None:
+    """A cell is the run for the current inputs or null: the selection the old figure came from is gone."""
+    from concepts.models import SelectedWord
+
+    SelectedWord.objects.bulk_create([SelectedWord(word=w) for w in ["count", "bayes"]])
+    out = io.StringIO()
+    call_command("evaluate_triplets", "--methods", "glove-avg-selected,onehot", "--json", stdout=out, stderr=io.StringIO())
+    assert json.loads(out.getvalue())["results"]["glove-avg-selected"]["text"] is not None
+    SelectedWord.objects.all().delete()  # the TAs clear the selection: this baseline cannot be rebuilt
+    out, err = io.StringIO(), io.StringIO()
+    call_command("evaluate_triplets", "--methods", "glove-avg-selected,onehot", "--json", stdout=out, stderr=err)
+    data = json.loads(out.getvalue())
+    assert "not evaluated: glove-avg-selected/labels: no selected words yet" in err.getvalue()
+    assert data["results"]["glove-avg-selected"] == {"text": None} and data["intervals"]["glove-avg-selected"] == {"text": None}
+    assert data["results"]["onehot"]["labels"] == 1.0  # the cells that were rebuilt are reported as before
+    assert EmbeddingRun.objects.filter(method="glove-avg-selected", status="done").count() == 1  # the old run is kept
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_command_waits_for_a_rebuild_that_a_worker_is_running(bank: dict[str, Any]) -> None:
+    """With a broker, a worker may claim the run the command starts (or the lab started it first): the
+    command waits for it and reports it finished, rather than failing with "running"."""
+    import threading
+    import time
+
+    from django.db import connection, transaction
+
+    from concepts.jobs import job_claim
+
+    with transaction.atomic():
+        run = embedding_run_start(method="onehot", source="labels")
+        assert job_claim(model=EmbeddingRun, job_id=run.id)  # a worker has it (the eager send on commit finds it claimed)
+    assert EmbeddingRun.objects.get(id=run.id).status == "running"
+
+    def worker_finishes() -> None:
+        try:
+            time.sleep(1.0)  # the command is waiting by now
+            embedding_run_execute(run_id=run.id, redelivered=True)  # the worker's own code path, to the end
+        finally:
+            connection.close()
+
+    worker = threading.Thread(target=worker_finishes)
+    worker.start()
+    out = io.StringIO()
+    try:
+        call_command("rebuild_embeddings", "--method", "onehot", stdout=out, stderr=io.StringIO())
+    finally:
+        worker.join(30)
+    assert f"onehot/labels: run #{run.id} done" in out.getvalue()
+    assert EmbeddingRun.objects.filter(method="onehot").count() == 1  # the same run, built once
+
 def test_similar_problems_fragment_explains_for_staff_only(client: Any, bank: dict[str, Any], alice: Any, sam: Any) -> None:
     client.force_login(alice)
     url = reverse("embeddings:problem-similar", args=[bank["count0"].pk])

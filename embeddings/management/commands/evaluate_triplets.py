@@ -9,19 +9,20 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from embeddings.algorithms.methods import METHODS
 from embeddings.management.commands.rebuild_embeddings import rebuild
 from concepts.models import JobStatus
-from embeddings.selectors import accepted_triplets, latest_done_runs, triplet_results
+from embeddings.models import EmbeddingRun
+from embeddings.selectors import TEXT_SOURCE, accepted_triplets, triplet_results
 from embeddings.services import EmbeddingInputError, triplets_parse
 from problems.command_io import read_input, refuse_bad_lines
 
 
-def out_of_fold_lines(triplets: list[tuple[int, int, int]], methods: list[str]) -> list[str]:
+def out_of_fold_lines(triplets: list[tuple[int, int, int]], runs: dict[tuple[str, str], EmbeddingRun]) -> list[str]:
     """Per run whose collections chose their text share on some of these triplets (README, "No problem
     without a vector", step 5): how many are judged out of fold (on stderr: the JSON stays as it is)."""
     asked = set(triplets)
     lines = []
-    for (method, source), run in sorted(latest_done_runs().items()):
+    for (method, source), run in sorted(runs.items()):
         chose = {tuple(t[:3]) for t in (run.notes or {}).get("triplet_share_out_of_fold", [])}
-        if method in methods and chose & asked:
+        if chose & asked:
             lines.append(f"{method}/{source}: {len(chose & asked)} of the {len(triplets)} triplets chose their collection's text share "
                          f"in run #{run.pk}, so each is judged with the share chosen on the other folds")
     return lines
@@ -56,21 +57,32 @@ class Command(BaseCommand):
         if unknown:
             raise CommandError(f"unknown method(s): {', '.join(unknown)}")
         problems = []
+        # The runs for the current inputs, one per cell. A cell whose rebuild failed is null (and named on
+        # stderr), never an older run's figure: that run was built from inputs that are gone.
+        built: dict[tuple[str, str], EmbeddingRun] = {}
+        failed: set[tuple[str, str]] = set()
         for method in methods:
             sources = ["labels"] if METHODS[method].kind == "text" else ["labels", "rules", "hybrid"]
             for source in sources:
+                cell = (method, TEXT_SOURCE if METHODS[method].kind == "text" else source)
                 try:
                     run = rebuild(method, source)
                 except EmbeddingInputError as exc:
                     problems.append(f"{method}/{source}: {exc}")
+                    failed.add(cell)
                     continue
                 if run.status != JobStatus.DONE:
                     problems.append(f"{method}/{source}: {run.error or run.status}")
+                    failed.add(cell)
+                else:
+                    built[cell] = run
         for problem in problems:
             self.stderr.write(f"not evaluated: {problem}")
-        for line in out_of_fold_lines(triplets, methods):
+        for line in out_of_fold_lines(triplets, built):
             self.stderr.write(line)
-        results = {m: v for m, v in triplet_results(triplets).items() if m in methods}
+        results = triplet_results(triplets, runs=built)
+        for method, source in failed:
+            results.setdefault(method, {})[source] = None
         table = {m: {s: (None if r is None else r["accuracy"]) for s, r in v.items()} for m, v in results.items()}
         intervals = {m: {s: (None if r is None else [r["low"], r["high"]]) for s, r in v.items()} for m, v in results.items()}
         if options["json"]:

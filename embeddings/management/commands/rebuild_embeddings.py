@@ -7,14 +7,14 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from embeddings.algorithms.methods import METHODS
 from concepts.models import JobStatus
 from embeddings.models import EmbeddingRun
-from embeddings.services import EmbeddingInputError, embedding_run_execute, embedding_run_start
+from embeddings.services import EmbeddingInputError, embedding_run_start, embedding_run_wait
 
 
 def rebuild(method: str, source: str) -> EmbeddingRun:
-    """Start (or reuse) a run and execute it here; a worker that also picks it up finds it claimed."""
+    """Start (or reuse) a run and execute it here; a worker that also picks it up finds it claimed. A run
+    a worker (or the lab) is already building is waited for, so the command reports it finished."""
     run = embedding_run_start(method=method, source=source)
-    embedding_run_execute(run_id=run.id)
-    return EmbeddingRun.objects.defer("vectors", "problem_ids", "concept_vectors").get(id=run.id)
+    return embedding_run_wait(run_id=run.id)
 
 
 class Command(BaseCommand):
