@@ -124,6 +124,9 @@ class TripletRecord:
 def triplets_parse(*, data: bytes, collection: str) -> tuple[list[TripletRecord], list[LineError]]:
     """Validate JSONL lines {"anchor", "positive", "negative"} (ids of `collection`); nothing is written."""
     problems = {sid: (pk, module) for pk, sid, module in Problem.objects.filter(collection=collection).values_list("id", "source_id", "module_id")}
+    # Stored triplets of the collection: one with the candidates the other way round is the same triplet
+    # (triplet_create refuses it), so the line is refused here, with its number, before anything is written.
+    stored = set(SimilarityTriplet.objects.filter(anchor__collection=collection).values_list("anchor_id", "positive_id", "negative_id"))
     records, errors, seen = [], [], {}
     for number, obj, error in iter_jsonl_objects(data):
         if error:
@@ -146,6 +149,11 @@ def triplets_parse(*, data: bytes, collection: str) -> tuple[list[TripletRecord]
                 errors.append(LineError(number, "all three problems must come from one module"))
             elif (key := tuple(pk for pk, _ in ids)) in seen:
                 errors.append(LineError(number, f"duplicate triplet (first on line {seen[key]})"))
+            elif (swapped := (key[0], key[2], key[1])) in seen:
+                errors.append(LineError(number, f"the triplet of line {seen[swapped]} with its two candidates the other way round"))
+            elif swapped in stored:
+                # Worded as triplet_create words it: the refusal does not tell which order is stored.
+                errors.append(LineError(number, "a triplet with this anchor and these two candidates has already been proposed"))
             else:
                 seen[key] = number
                 records.append(TripletRecord(number, *key))

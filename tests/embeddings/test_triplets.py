@@ -137,3 +137,30 @@ def test_import_and_export_triplets(tmp_path: Path, trio: dict[str, Any]) -> Non
     exported = tmp_path / "out.jsonl"
     call_command("export_triplets", str(exported), "--collection", "c", stderr=io.StringIO())
     assert json.loads(exported.read_text()) == {"anchor": "a", "positive": "b", "negative": "c", "status": "accepted"}
+
+
+def test_an_import_refuses_a_triplet_whose_candidates_are_the_other_way_round_by_its_line(tmp_path: Path, trio: dict[str, Any]) -> None:
+    """(A, B, C) and (A, C, B) are one triplet: in one file, or against a stored one (a head TA may have
+    swapped it), the line is refused with its number and nothing is written."""
+    lines = [
+        json.dumps({"anchor": "a", "positive": "b", "negative": "c"}),
+        json.dumps({"anchor": "a", "positive": "c", "negative": "b"}),
+        json.dumps({"anchor": "a", "positive": "b", "negative": "d"}),
+    ]
+    path = tmp_path / "t.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    err = io.StringIO()
+    with pytest.raises(CommandError, match="1 bad line"):
+        call_command("import_triplets", str(path), "--collection", "c", stderr=err)
+    assert ":2: the triplet of line 1 with its two candidates the other way round" in err.getvalue()
+    assert not SimilarityTriplet.objects.exists()
+    triplet_create(anchor=trio["a"], positive=trio["c"], negative=trio["b"])  # stored the other way round
+    path.write_text("\n".join([lines[0], lines[2]]) + "\n")
+    err = io.StringIO()
+    with pytest.raises(CommandError, match="1 bad line"):
+        call_command("import_triplets", str(path), "--collection", "c", "--status", "accepted", stderr=err)
+    assert ":1: a triplet with this anchor and these two candidates has already been proposed" in err.getvalue()
+    assert SimilarityTriplet.objects.count() == 1 and SimilarityTriplet.objects.get().status == "proposed"
+    path.write_text(json.dumps({"anchor": "a", "positive": "c", "negative": "b"}) + "\n")  # the stored order: no error
+    call_command("import_triplets", str(path), "--collection", "c", "--status", "accepted", stdout=io.StringIO())
+    assert SimilarityTriplet.objects.get().status == "accepted"

@@ -10,7 +10,10 @@ from problems.command_io import write_output
 
 
 class Command(BaseCommand):
-    help = 'Export triplets as JSONL lines {"anchor", "positive", "negative", "status"} that import_triplets reads back.'
+    help = (
+        'Export triplets as JSONL lines {"anchor", "positive", "negative", "status"}. import_triplets reads the ids back '
+        "and ignores the status (each import sets its own --status): export one --status at a time to carry statuses over."
+    )
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("file", help="output path, or - for standard output")
