@@ -121,12 +121,17 @@ class TripletRecord:
     negative: int
 
 
-def triplets_parse(*, data: bytes, collection: str) -> tuple[list[TripletRecord], list[LineError]]:
-    """Validate JSONL lines {"anchor", "positive", "negative"} (ids of `collection`); nothing is written."""
+def triplets_parse(*, data: bytes, collection: str, importing: bool = False) -> tuple[list[TripletRecord], list[LineError]]:
+    """Validate JSONL lines {"anchor", "positive", "negative"} (ids of `collection`); nothing is written.
+
+    ``importing``: the lines are to be stored, so a triplet with its candidates the other way round from
+    another line or from a stored triplet is refused too (it is the same triplet, which triplet_create
+    refuses), by its line number and before anything is written. Evaluating a file may state any order."""
     problems = {sid: (pk, module) for pk, sid, module in Problem.objects.filter(collection=collection).values_list("id", "source_id", "module_id")}
-    # Stored triplets of the collection: one with the candidates the other way round is the same triplet
-    # (triplet_create refuses it), so the line is refused here, with its number, before anything is written.
-    stored = set(SimilarityTriplet.objects.filter(anchor__collection=collection).values_list("anchor_id", "positive_id", "negative_id"))
+    stored = (
+        set(SimilarityTriplet.objects.filter(anchor__collection=collection).values_list("anchor_id", "positive_id", "negative_id"))
+        if importing else set()
+    )
     records, errors, seen = [], [], {}
     for number, obj, error in iter_jsonl_objects(data):
         if error:
@@ -143,15 +148,17 @@ def triplets_parse(*, data: bytes, collection: str) -> tuple[list[TripletRecord]
                 break
             ids.append(problems[str(value)])
         else:
-            if len({pk for pk, _ in ids}) < 3:
+            key = tuple(pk for pk, _ in ids)
+            swapped = (key[0], key[2], key[1])
+            if len(set(key)) < 3:
                 errors.append(LineError(number, "the anchor and the two candidates must be three different problems"))
             elif ids[0][1] is None or len({m for _, m in ids}) > 1:
                 errors.append(LineError(number, "all three problems must come from one module"))
-            elif (key := tuple(pk for pk, _ in ids)) in seen:
+            elif key in seen:
                 errors.append(LineError(number, f"duplicate triplet (first on line {seen[key]})"))
-            elif (swapped := (key[0], key[2], key[1])) in seen:
+            elif importing and swapped in seen:
                 errors.append(LineError(number, f"the triplet of line {seen[swapped]} with its two candidates the other way round"))
-            elif swapped in stored:
+            elif importing and swapped in stored:
                 # Worded as triplet_create words it: the refusal does not tell which order is stored.
                 errors.append(LineError(number, "a triplet with this anchor and these two candidates has already been proposed"))
             else:

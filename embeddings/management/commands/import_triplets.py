@@ -23,7 +23,7 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         path = Path(options["file"])
-        records, errors = triplets_parse(data=read_input(path), collection=options["collection"])
+        records, errors = triplets_parse(data=read_input(path), collection=options["collection"], importing=True)
         refuse_bad_lines(self, path, errors)
         try:
             created, updated = triplets_import(records=records, status=options["status"])
