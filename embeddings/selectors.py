@@ -180,23 +180,32 @@ def triplet_results(
     share (README step 5) is judged as the run judged it with the share chosen on the other folds of
     those triplets (``notes["triplet_share_out_of_fold"]``), so the figure never grades a choice on the
     triplets it was made on."""
-    from embeddings.algorithms.metrics import bootstrap_interval, triplet_correct
+    from embeddings.algorithms.metrics import bootstrap_interval
 
     table: dict[str, dict[str, dict[str, float] | None]] = {}
     for (method, source), run in sorted((latest_done_runs() if runs is None else runs).items()):
         if not triplets:
             table.setdefault(method, {})[source] = None
             continue
-        run = EmbeddingRun.objects.get(pk=run.pk)
-        ids, vectors = run_arrays(run)
-        rows = triplet_rows(triplets, ids)
-        correct = triplet_correct(vectors, np.where(rows < 0, 0, rows)) & (rows >= 0).all(axis=1)
-        out_of_fold = {(a, p, n): bool(right) for a, p, n, right in (run.notes or {}).get("triplet_share_out_of_fold", [])}
-        if out_of_fold:
-            correct = np.array([out_of_fold.get(tuple(t), c) for t, c in zip(triplets, correct.tolist())], dtype=bool)
+        correct = run_triplets_correct(EmbeddingRun.objects.get(pk=run.pk), triplets)
         low, high = bootstrap_interval(correct)
         table.setdefault(method, {})[source] = {"accuracy": float(correct.mean()), "low": low, "high": high}
     return table
+
+
+def run_triplets_correct(run: EmbeddingRun, triplets: list[tuple[int, int, int]]) -> np.ndarray:
+    """Per triplet, whether the run orders it right (bool, shape (len(triplets),)). A triplet whose problem
+    is not in the run, or has no vector, is wrong; one that chose its collection's text share is judged
+    as the run judged it out of fold (``notes["triplet_share_out_of_fold"]``)."""
+    from embeddings.algorithms.metrics import triplet_correct
+
+    ids, vectors = run_arrays(run)
+    rows = triplet_rows(triplets, ids)
+    correct = triplet_correct(vectors, np.where(rows < 0, 0, rows)) & (rows >= 0).all(axis=1)
+    out_of_fold = {(a, p, n): bool(right) for a, p, n, right in (run.notes or {}).get("triplet_share_out_of_fold", [])}
+    if out_of_fold:
+        correct = np.array([out_of_fold.get(tuple(t), c) for t, c in zip(triplets, correct.tolist())], dtype=bool)
+    return correct
 
 
 def triplet_table(triplets: list[tuple[int, int, int]]) -> dict[str, dict[str, float | None]]:
@@ -365,8 +374,6 @@ def run_accuracy(run_id: int) -> dict[str, Any] | None:
     without accepted triplets. Kept in memory per (run, state of the accepted triplets)."""
     from django.db.models import Count, Max
 
-    from embeddings.algorithms.metrics import triplet_correct
-
     state = SimilarityTriplet.objects.filter(status=TripletStatus.ACCEPTED).aggregate(n=Count("id"), top=Max("id"), last=Max("decided_at"))
     key = (run_id, repr(state))
     if key in _ACCURACY_MEMO:
@@ -375,9 +382,7 @@ def run_accuracy(run_id: int) -> dict[str, Any] | None:
     run = EmbeddingRun.objects.filter(pk=run_id, status=JobStatus.DONE).first()
     result = None
     if triplets and run is not None:
-        ids, vectors = run_arrays(run)
-        rows = triplet_rows(triplets, ids)
-        correct = triplet_correct(vectors, np.where(rows < 0, 0, rows)) & (rows >= 0).all(axis=1)
+        correct = run_triplets_correct(run, triplets)  # as Table 1 judges it (out of fold where a share was chosen)
         result = {"accuracy": float(correct.mean()), "correct": int(correct.sum()), "triplets": len(triplets)}
     if len(_ACCURACY_MEMO) > 256:
         _ACCURACY_MEMO.clear()

@@ -426,7 +426,7 @@ def test_a_collection_with_enough_accepted_triplets_chooses_its_text_share_on_th
     other folds. With the step on, accepting a triplet is an input of the run."""
     from concepts.models import Concept
     from concepts.services import rule_save
-    from embeddings.selectors import accepted_triplets, triplet_results
+    from embeddings.selectors import accepted_triplets, run_accuracy, triplet_results
 
     concept_factory("nchoosek")
     concept_factory("permutations")
@@ -464,6 +464,8 @@ def test_a_collection_with_enough_accepted_triplets_chooses_its_text_share_on_th
     run.notes["triplet_share_out_of_fold"][0][3] = 0
     run.save(update_fields=["notes"])
     assert triplet_results(accepted_triplets("book"))["onehot"]["rules"]["accuracy"] == pytest.approx(29 / 30)
+    # The run's own accuracy (the active-run line, "Make run #N active") judges them the same way.
+    assert run_accuracy(run.pk) == {"accuracy": pytest.approx(29 / 30), "correct": 29, "triplets": 30}
     client.force_login(alice)
     page = client.get(reverse("embeddings:lab-run", args=[run.pk])).content.decode()
     table = page[page.index('id="triplet-share"'):page.index("</table>", page.index('id="triplet-share"'))]
