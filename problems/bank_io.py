@@ -101,6 +101,8 @@ def record_from_mapping(obj: Any, line: int, labels_as_text: bool = False) -> Pr
     if not isinstance(obj["id"], (str, int)) or isinstance(obj["id"], bool):
         raise ValueError("'id' must be a string or an integer")
     source_id = str(obj["id"]).strip()
+    if not source_id:  # an id of spaces would be stored as ""
+        raise ValueError("missing 'id'")
     if len(source_id) > MAX_ID_CHARS:
         raise ValueError(f"'id' is longer than {MAX_ID_CHARS} characters")
     if "text" not in obj or obj["text"] is None:
@@ -157,14 +159,35 @@ def _derive_titles(result: ParseResult) -> None:
     ]
 
 
-def _check_duplicates(result: ParseResult) -> None:
+def import_collection(rec: ProblemRecord, collection: str | None = None, default_collection: str = "") -> str:
+    """The collection a record is imported into: `collection` if given (`--collection`, the upload
+    form's field), then the record's own, then `default_collection` (the file's folder name; the
+    file name's stem on the upload page). "" when there is none."""
+    return collection or rec.collection or default_collection
+
+
+def collection_errors(
+    records: Iterable[ProblemRecord], collection: str | None = None, default_collection: str = ""
+) -> list[LineError]:
+    """What the collections the records go to make wrong: a name longer than the column (reported
+    once, on the first line that goes there; a record's own name is checked with its line), and an
+    id already given on an earlier line of the same collection."""
+    errors: list[LineError] = []
     seen: dict[tuple[str, str], int] = {}
-    for rec in result.records:
-        key = (rec.collection, rec.source_id)
+    too_long: set[str] = set()
+    for rec in records:
+        coll = import_collection(rec, collection, default_collection)
+        if len(coll) > MAX_COLLECTION_CHARS and coll not in too_long:
+            too_long.add(coll)
+            where = "given for the whole file" if collection else "of the record" if rec.collection else "named after the file"
+            reason = f"the collection {where}, '{coll[:40]}…', is longer than {MAX_COLLECTION_CHARS} characters"
+            errors.append(LineError(rec.line, f"{reason}: pass a shorter collection name"))
+        key = (coll, rec.source_id)
         if key in seen:
-            result.errors.append(LineError(rec.line, f"duplicate id {rec.source_id!r} (first on line {seen[key]})"))
+            errors.append(LineError(rec.line, f"duplicate id {rec.source_id!r} (first on line {seen[key]})"))
         else:
             seen[key] = rec.line
+    return errors
 
 
 def iter_jsonl_objects(data: bytes) -> Iterable[tuple[int, dict[str, Any], str]]:
@@ -234,7 +257,9 @@ def unstorable_text(value: Any) -> str:
     return ""
 
 
-def parse_jsonl(data: bytes) -> ParseResult:
+def parse_jsonl(data: bytes, *, collection: str | None = None, default_collection: str = "") -> ParseResult:
+    """Every record or every error of a JSONL file. `collection` and `default_collection` are those
+    of the import (`import_collection`): an id is a duplicate in the collection it goes to."""
     result = ParseResult()
     for number, obj, error in iter_jsonl_objects(data):
         if error:
@@ -245,12 +270,13 @@ def parse_jsonl(data: bytes) -> ParseResult:
         except ValueError as exc:
             result.errors.append(LineError(number, str(exc)))
     _derive_titles(result)
-    _check_duplicates(result)
+    result.errors.extend(collection_errors(result.records, collection, default_collection))
     result.errors.sort(key=lambda e: e.line)
     return result
 
 
-def parse_csv(data: bytes) -> ParseResult:
+def parse_csv(data: bytes, *, collection: str | None = None, default_collection: str = "") -> ParseResult:
+    """Every record or every error of a CSV file; `collection`, `default_collection`: `parse_jsonl`."""
     result = ParseResult()
     try:
         content = data.decode("utf-8-sig")
@@ -279,15 +305,17 @@ def parse_csv(data: bytes) -> ParseResult:
     except csv.Error as exc:
         result.errors.append(LineError(reader.line_num, f"bad CSV: {exc}"))
     _derive_titles(result)
-    _check_duplicates(result)
+    result.errors.extend(collection_errors(result.records, collection, default_collection))
     result.errors.sort(key=lambda e: e.line)
     return result
 
 
-def parse_problem_file(data: bytes, filename: str) -> ParseResult:
+def parse_problem_file(
+    data: bytes, filename: str, *, collection: str | None = None, default_collection: str = ""
+) -> ParseResult:
     if filename.lower().endswith(".csv"):
-        return parse_csv(data)
-    return parse_jsonl(data)
+        return parse_csv(data, collection=collection, default_collection=default_collection)
+    return parse_jsonl(data, collection=collection, default_collection=default_collection)
 
 
 def _record_dict(rec: ProblemRecord) -> dict[str, Any]:

@@ -13,7 +13,7 @@ from django.db.models import Max
 from django.utils import timezone
 
 from concepts.models import Concept, GroundTruthLabel
-from problems.bank_io import LineError, ProblemRecord
+from problems.bank_io import LineError, ProblemRecord, collection_errors, import_collection
 from problems.models import Module, Problem
 
 _CHUNK = 900  # below SQLite's bound-variable limit
@@ -103,14 +103,19 @@ def problems_import(
     otherwise a record's `released` key does, and new problems without one stay unreleased.
     A record with a non-empty `labels` list replaces that problem's ground-truth labels by the
     ones that name known concept slugs; an empty list leaves existing labels alone.
+    Records without a collection, a collection name longer than the column, or an id given twice
+    in the collection it goes to (`bank_io.collection_errors`) raise ImportRejected before any write.
     """
     report = ImportReport()
     keyed: dict[tuple[str, str], ProblemRecord] = {}
     for rec in records:
-        coll = collection or rec.collection or default_collection
+        coll = import_collection(rec, collection, default_collection)
         if not coll:
             raise ImportRejected([LineError(rec.line, "no collection: pass a collection name")])
         keyed[(coll, rec.source_id)] = rec
+    errors = collection_errors(records, collection, default_collection)
+    if errors:  # parsing with the same collections reports these with the file's other bad lines
+        raise ImportRejected(sorted(errors, key=lambda e: e.line))
     report.collections = sorted({c for c, _ in keyed})
     modules = _modules_ensure(list(dict.fromkeys(r.module for r in records if r.module)), report)
 

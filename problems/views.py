@@ -126,14 +126,16 @@ def problem_import(request: HttpRequest) -> HttpResponse:
     context: dict[str, Any] = {"form": form}
     if request.method == "POST" and form.is_valid():
         upload = form.cleaned_data["file"]
-        parsed = bank_io.parse_problem_file(upload.read(), upload.name)
+        collection, default_collection = form.cleaned_data["collection"] or None, Path(upload.name).stem
+        # Parsed with the import's own collections, so duplicates and a too-long name come with the other bad lines.
+        parsed = bank_io.parse_problem_file(upload.read(), upload.name, collection=collection, default_collection=default_collection)
         try:
             if parsed.errors:
                 raise ImportRejected(parsed.errors)
             report = problems_import(
                 records=parsed.records,
-                default_collection=Path(upload.name).stem,
-                collection=form.cleaned_data["collection"] or None,
+                default_collection=default_collection,
+                collection=collection,
                 release=True if form.cleaned_data["release"] else None,
                 author=request.user,
             )

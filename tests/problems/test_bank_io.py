@@ -30,6 +30,8 @@ INVALID_LINES = [
     (b"{not json", "bad JSON"),
     (b"[1, 2]", "expected a JSON object"),
     (line(text="no id"), "missing 'id'"),
+    (line(id="   ", text="an id of spaces"), "missing 'id'"),
+    (line(id="x", text="t", title="t" * (bank_io.MAX_TITLE_CHARS + 1)), "'title' is longer than 200 characters"),
     (line(id="x"), "missing 'text'"),
     (line(id="x", text="   "), "empty 'text'"),
     (line(id="x", text=5), "'text' must be a string"),
@@ -69,6 +71,22 @@ def test_it_reports_every_bad_line_not_only_the_first() -> None:
         (3, "missing 'text'"),
         (4, "expected a JSON object, got NoneType"),
         (5, "duplicate id 'a' (first on line 2)"),
+    ]
+
+
+def test_duplicates_are_ids_repeated_in_the_collection_a_record_is_imported_into() -> None:
+    data = b"\n".join([line(id="1", text="First.", collection="A"), line(id="1", text="Second.", collection="B"), line(id="2", text="t")])
+    assert parse_jsonl(data).errors == []  # each in its own collection
+    [error] = parse_jsonl(data, collection="X").errors  # --collection puts them both in X
+    assert (error.line, error.reason) == (2, "duplicate id '1' (first on line 1)")
+    # a record without a collection goes to the default one (the folder's name), as does one naming it
+    data = b"\n".join([line(id="1", text="First."), line(id="1", text="Second.", collection="c")])
+    assert parse_jsonl(data, default_collection="d").errors == []
+    assert [e.line for e in parse_jsonl(data, default_collection="c").errors] == [2]
+    csv_data = b"id,collection,text\n1,A,First.\n1,B,Second.\n"
+    assert parse_csv(csv_data).errors == []
+    assert [str(e) for e in bank_io.parse_problem_file(csv_data, "p.csv", collection="X").errors] == [
+        "line 3: duplicate id '1' (first on line 2)"
     ]
 
 

@@ -186,3 +186,62 @@ def test_it_imports_each_shared_collection(db: Any, folder: str) -> None:
     titles = Counter(Problem.objects.filter(collection=folder).values_list("title", flat=True))
     assert "" not in titles
     assert sum(n for n in titles.values() if n > 1) <= 0.1 * lines, titles.most_common(3)
+
+
+def refused(path: Path, *args: str) -> str:
+    """Run an import that must fail; its stderr (one `FILE:LINE: reason` per bad line)."""
+    err = io.StringIO()
+    with pytest.raises(CommandError, match="nothing was imported"):
+        call_command("import_problems", str(path), *args, stdout=io.StringIO(), stderr=err)
+    return err.getvalue()
+
+
+def test_ids_are_told_apart_in_the_collection_each_record_is_imported_into(db: Any, tmp_path: Path) -> None:
+    # --collection puts both records in X: their own collections (A, B) no longer tell them apart.
+    rows = [
+        {"id": "1", "text": "First problem.", "collection": "A"},
+        {"id": "2", "text": "Other problem."},
+        {"id": "1", "text": "Second problem.", "collection": "B"},
+    ]
+    path = write_jsonl(tmp_path / "folder" / "p.jsonl", rows)
+    assert f"{path}:3: duplicate id '1' (first on line 1)" in refused(path, "--collection", "X")
+    assert not Problem.objects.exists()
+    # A record without a collection goes to the folder's, and so does one that names it.
+    path = write_jsonl(tmp_path / "c" / "p.jsonl", [{"id": "7", "text": "Mine."}, {"id": "7", "text": "Also c.", "collection": "c"}])
+    assert f"{path}:2: duplicate id '7' (first on line 1)" in refused(path)
+    assert not Problem.objects.exists()
+    # Without --collection, the records' own collections keep the same id apart, as before.
+    path = write_jsonl(tmp_path / "folder" / "p.jsonl", rows)
+    assert "3 problems in A, B, folder: 3 created" in run_import(path)
+    assert Problem.objects.get(collection="A").text == "First problem."
+    assert Problem.objects.get(collection="B").text == "Second problem."
+
+
+def test_an_id_of_spaces_is_a_missing_id(db: Any, tmp_path: Path) -> None:
+    path = write_jsonl(tmp_path / "c" / "p.jsonl", [{"id": "1", "text": "Fine."}, {"id": "   ", "text": "Blank id."}])
+    assert f"{path}:2: missing 'id'" in refused(path)
+    assert not Problem.objects.exists()
+
+
+def test_a_collection_name_longer_than_the_column_is_reported_wherever_it_comes_from(db: Any, tmp_path: Path) -> None:
+    long_name = "c" * 101
+    path = write_jsonl(tmp_path / long_name / "p.jsonl", [{"id": "1", "text": "Mine."}, {"id": "2", "text": "Also mine."}])
+    err = refused(path)  # the folder's name: one report, on the first line that goes there
+    assert err.count("longer than 100 characters") == 1 and f"{path}:1: the collection named after the file" in err
+    own = write_jsonl(tmp_path / long_name / "own.jsonl", [{"id": "1", "text": "Mine.", "collection": "short"}])
+    assert "1 created" in run_import(own)  # a record that names its collection does not need the folder's
+    Problem.objects.all().delete()
+    with pytest.raises(CommandError, match="--collection is longer than 100 characters"):
+        call_command("import_problems", str(own), "--collection", long_name, stdout=io.StringIO(), stderr=io.StringIO())
+    assert "1 created" in run_import(own, "--collection", "c" * 100)
+    assert Problem.objects.get().collection == "c" * 100
+
+
+def test_a_title_longer_than_the_column_is_a_bad_line(db: Any, tmp_path: Path) -> None:
+    rows = [{"id": "1", "text": "Fine.", "title": "t" * 200}, {"id": "2", "text": "Too long a title.", "title": "t" * 201}]
+    path = write_jsonl(tmp_path / "c" / "p.jsonl", rows)
+    assert f"{path}:2: 'title' is longer than 200 characters" in refused(path)
+    assert not Problem.objects.exists()
+    write_jsonl(path, rows[:1])
+    assert "1 created" in run_import(path)
+    assert Problem.objects.get().title == "t" * 200

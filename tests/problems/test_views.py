@@ -194,6 +194,19 @@ def test_upload_page_lists_bad_lines_and_imports_nothing(client: Any, alice: Any
     assert not Problem.objects.exists()
 
 
+def test_upload_page_reports_a_file_name_too_long_for_a_collection_and_ids_repeated_in_one(client: Any, alice: Any) -> None:
+    client.force_login(alice)
+    data = b'{"id": "u1", "text": "fine"}\n'
+    response = client.post(reverse("problems:import"), {"file": SimpleUploadedFile("w" * 101 + ".jsonl", data)})
+    body = response.content.decode()
+    assert response.status_code == 200 and "Nothing was imported" in body
+    assert "line 1: the collection named after the file" in body and "longer than 100 characters" in body
+    data = b'{"id": "1", "text": "First.", "collection": "A"}\n{"id": "1", "text": "Second.", "collection": "B"}\n'
+    body = client.post(reverse("problems:import"), {"file": SimpleUploadedFile("w.jsonl", data), "collection": "X"}).content.decode()
+    assert "Nothing was imported" in body and "line 2: duplicate id &#x27;1&#x27; (first on line 1)" in body
+    assert not Problem.objects.exists()
+
+
 def test_upload_refuses_oversized_files(client: Any, alice: Any, settings: Any) -> None:
     settings.PROBLEM_IMPORT_MAX_BYTES = 100
     client.force_login(alice)

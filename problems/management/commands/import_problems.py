@@ -3,9 +3,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandParser
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from problems.bank_io import parse_problem_file
+from problems.bank_io import MAX_COLLECTION_CHARS, parse_problem_file
 from problems.command_io import read_input, refuse_bad_lines
 from problems.services import ImportRejected, problems_import
 
@@ -23,15 +23,22 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         path = Path(options["file"])
-        parsed = parse_problem_file(read_input(path), path.name)
-        default_collection = path.resolve().parent.name
+        collection = options["collection"]
+        if collection and len(collection) > MAX_COLLECTION_CHARS:
+            raise CommandError(
+                f"--collection is longer than {MAX_COLLECTION_CHARS} characters ({len(collection)}); nothing was imported"
+            )
+        default_collection = path.resolve().parent.name  # checked with the lines that go there
+        parsed = parse_problem_file(
+            read_input(path), path.name, collection=collection, default_collection=default_collection
+        )
         try:
             if parsed.errors:
                 raise ImportRejected(parsed.errors)
             report = problems_import(
                 records=parsed.records,
                 default_collection=default_collection,
-                collection=options["collection"],
+                collection=collection,
                 release=True if options["release"] else None,
             )
         except ImportRejected as exc:
