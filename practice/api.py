@@ -38,17 +38,18 @@ def _student_for(request: Request, student_id: int, needed: str) -> Any:
 def _next_body(student: Any, *, mode: str = "next", current_id: int | None = None, recent_ids: list[int] | None = None) -> dict[str, Any]:
     from django.urls import reverse
 
-    from practice.selectors import next_problem_for, practice_bank
+    from practice.selectors import next_problem_offer
 
-    practice = practice_bank()
-    found = next_problem_for(student, mode=mode, current_id=current_id, recent_ids=recent_ids or [])
-    body: dict[str, Any] = {"student": student.pk, "embedding_run": practice.run_id}
-    if found is None:
+    # One read of the bank: the recommendation's rows become ids and slugs through the bank they were
+    # computed from (it may have been read again for a deleted problem), never through another read.
+    found = next_problem_offer(student, mode=mode, current_id=current_id, recent_ids=recent_ids or [])
+    body: dict[str, Any] = {"student": student.pk, "embedding_run": found.practice.run_id}
+    problem, rec = found.problem, found.recommendation
+    if problem is None:
         return body | {
             "problem": None, "kind": "done", "reason": "Every open problem is solved: well done.", "because_of": None,
             "new_concepts": [], "similarity": None, "estimated_success": None,
         }
-    problem, rec = found
     return body | {
         "problem": {
             "id": problem.pk, "title": problem.title, "text": problem.text, "module": problem.module.name if problem.module else None,
@@ -56,8 +57,8 @@ def _next_body(student: Any, *, mode: str = "next", current_id: int | None = Non
         },
         "kind": rec.kind,
         "reason": rec.reason,
-        "because_of": int(practice.ids[rec.because_of]) if rec.because_of is not None else None,
-        "new_concepts": [practice.concept_slugs[c] for c in rec.new_concepts],
+        "because_of": found.because_of_id,
+        "new_concepts": found.new_concept_slugs,
         "similarity": rec.similarity,
         "estimated_success": rec.estimated_success,
     }

@@ -41,14 +41,18 @@ def practice_bank() -> PracticeBank:
     the labels or the bank change, else reused from process memory (a request reads it, never builds it twice).
 
     Whether anything changed is asked of the database at most every PRACTICE_BANK_RECHECK_SECONDS,
-    with index seeks only (edits, additions, a new embedding, modules opened: a change reaches
-    practice within that many seconds). Deletions show only in row counts, which scan the tables
-    (~25 ms at 100,000 problems, more than a whole recommendation), so those are taken every
-    PRACTICE_BANK_COUNT_SECONDS; a problem deleted in between is caught by `next_problem_for`."""
+    with index seeks and the few module rows only (edits, additions, a new embedding, modules opened,
+    closed, renamed or reordered: a change reaches practice within that many seconds). Deletions show
+    only in row counts, which scan the tables (~25 ms at 100,000 problems, more than a whole
+    recommendation), so those are taken every PRACTICE_BANK_COUNT_SECONDS; a problem deleted in between
+    is caught by `next_problem_offer`.
+
+    A bank read again is a new object: row numbers mean rows of the bank they were computed with only
+    (`NextProblem` keeps the two together)."""
     import time
 
     from django.conf import settings
-    from django.db.models import Count, Max
+    from django.db.models import Max
 
     from concepts.models import GroundTruthLabel
     from practice.algorithms.recommend import Bank
@@ -65,7 +69,10 @@ def practice_bank() -> PracticeBank:
         ActiveEmbedding.objects.filter(pk=1).values_list("run_id", flat=True).first(),  # not the run's blobs
         Problem.objects.aggregate(last=Max("updated_at"), top=Max("id")),
         GroundTruthLabel.objects.aggregate(top=Max("id")),
-        Module.objects.aggregate(last=Max("id"), open=Count("id", filter=Q(open_for_practice=True))),
+        # Every module's (id, name, open flag, order), one query over a table of a few dozen rows: the
+        # highest id and the number open missed a rename (its rows kept the old name: a blank
+        # class-progress column) and one module closed as another opened (the closed one still offered).
+        tuple(Module.objects.order_by("id").values_list("id", "name", "open_for_practice", "order")),
         counts,
     )
     key = repr(state)
@@ -125,11 +132,42 @@ def student_attempts(student: Any, practice: PracticeBank) -> list[Any]:
     return out
 
 
-def next_problem_for(
+def practice_bank_forget() -> None:
+    """Forget the bank kept in process memory: the next `practice_bank()` reads it again."""
+    _PRACTICE_MEMO.clear()
+
+
+@dataclass
+class NextProblem:
+    """A recommendation with the bank it was computed from. Its row numbers (``recommendation.problem``,
+    ``because_of``, ``new_concepts``) are rows of ``practice`` and of no other bank: a bank read again
+    (a problem deleted, added or edited meanwhile) numbers its rows anew, so they are turned into ids
+    and slugs here, never through another `practice_bank()` call. ``problem`` and ``recommendation``
+    are None when no open problem is left."""
+
+    practice: PracticeBank
+    problem: Any = None  # problems.models.Problem
+    recommendation: Any = None  # practice.algorithms.recommend.Recommendation
+
+    @property
+    def because_of_id(self) -> int | None:
+        """The id of the problem the choice builds on."""
+        rec = self.recommendation
+        return int(self.practice.ids[rec.because_of]) if rec is not None and rec.because_of is not None else None
+
+    @property
+    def new_concept_slugs(self) -> list[str]:
+        """The slugs of the concepts the problem adds."""
+        rec = self.recommendation
+        return [self.practice.concept_slugs[c] for c in rec.new_concepts] if rec is not None else []
+
+
+def next_problem_offer(
     student: Any, *, mode: str = "next", current_id: int | None = None, recent_ids: Iterable[int] = (), retry: bool = True
-) -> tuple[Any, Any] | None:
-    """(Problem, Recommendation) for a student, or None when no open problem is left. ``recent_ids``:
-    the problems last shown to them, oldest first (the practice page remembers its offers)."""
+) -> NextProblem:
+    """The next problem for a student with its recommendation and the bank both came from (see
+    `NextProblem`). ``recent_ids``: the problems last shown to them, oldest first (the practice page
+    remembers its offers)."""
     from practice.algorithms.recommend import recommend
     from problems.models import Problem
 
@@ -139,12 +177,22 @@ def next_problem_for(
     recent = [practice.row[pid] for pid in recent_ids if pid in practice.row]
     rec = recommend(practice.bank, attempts, practice.open_mask, mode=mode, current=current, recent=recent)
     if rec is None:
-        return None
+        return NextProblem(practice)
     problem = Problem.objects.select_related("module").filter(pk=int(practice.ids[rec.problem])).first()
-    if problem is None and retry:  # deleted since the bank was read: read it again
-        _PRACTICE_MEMO.clear()
-        return next_problem_for(student, mode=mode, current_id=current_id, recent_ids=recent_ids, retry=False)
-    return (problem, rec) if problem is not None else None
+    if problem is None and retry:  # deleted since the bank was read: read it again (a new bank, new rows)
+        practice_bank_forget()
+        return next_problem_offer(student, mode=mode, current_id=current_id, recent_ids=recent_ids, retry=False)
+    return NextProblem(practice, problem, rec) if problem is not None else NextProblem(practice)
+
+
+def next_problem_for(
+    student: Any, *, mode: str = "next", current_id: int | None = None, recent_ids: Iterable[int] = (), retry: bool = True
+) -> tuple[Any, Any] | None:
+    """(Problem, Recommendation) for a student, or None when no open problem is left. The recommendation's
+    row numbers belong to a bank the caller no longer holds: callers that turn them into ids or slugs
+    use `next_problem_offer`. Its reason is complete text, right as it stands."""
+    found = next_problem_offer(student, mode=mode, current_id=current_id, recent_ids=recent_ids, retry=retry)
+    return (found.problem, found.recommendation) if found.problem is not None else None
 
 
 # --- class progress (instructors) -------------------------------------------------------------------
