@@ -235,7 +235,11 @@ def cross_fit(
     """
     n = len(texts)
     labelled = np.asarray(labelled, dtype=np.int64)
-    rule_hits = np.asarray(rule_hits, dtype=bool).reshape(n, -1)
+    rule_hits = np.asarray(rule_hits, dtype=bool)
+    if rule_hits.ndim != 2:  # a flat array of n x C hits; a 2-D one keeps its C even with no problems (an empty bank)
+        rule_hits = rule_hits.reshape(n, -1)
+    if rule_hits.shape[0] != n:
+        raise ValueError(f"rule hits for {rule_hits.shape[0]} problems, {n} texts")
     c = rule_hits.shape[1]
     truth = np.asarray(truth, dtype=np.float32).reshape(len(labelled), -1 if len(labelled) else c)
     if truth.shape[1] != c:

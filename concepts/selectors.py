@@ -187,8 +187,8 @@ class RulePreview:
     total: int = 0
     rows: list[PreviewRow] = field(default_factory=list)
     stats: extraction.ConceptStats | None = None
-    newly_matched: list[tuple[int, str, bool]] = field(default_factory=list)  # (id, title, right?)
-    no_longer_matched: list[tuple[int, str, bool]] = field(default_factory=list)
+    newly_matched: list[tuple[int, str, bool | None]] = field(default_factory=list)  # (id, title, right? None: unlabelled)
+    no_longer_matched: list[tuple[int, str, bool | None]] = field(default_factory=list)
     engine: str = ""
     # The labelled problems of the concept the pattern misses (FN), and its matches labelled without
     # the concept (FP): every id, and the first few rendered.
@@ -329,8 +329,9 @@ def rule_preview(
             cache.set(saved_key, before, 600)
         now = set(found)
         title = {pid: bank.titles[index[pid]] for pid in before | now}
-        result.newly_matched = [(pid, title[pid], pid in truth) for pid in sorted(now - before)]
-        result.no_longer_matched = [(pid, title[pid], pid not in truth) for pid in sorted(before - now)]
+        # Right or wrong by the labels; None for a problem without them (bank.labelled leaves out the held-out ones too).
+        result.newly_matched = [(pid, title[pid], pid in truth if pid in bank.labelled else None) for pid in sorted(now - before)]
+        result.no_longer_matched = [(pid, title[pid], pid not in truth if pid in bank.labelled else None) for pid in sorted(before - now)]
     return result
 
 

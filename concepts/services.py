@@ -19,7 +19,7 @@ from django.db.models import Count, Max
 from django.utils import timezone
 
 from concepts import extraction, learned, rule_analysis
-from concepts.jobs import job_claim, job_enqueue
+from concepts.jobs import job_claim, job_enqueue, job_fail_unfinished
 from concepts.models import (
     Concept,
     ConceptRule,
@@ -278,15 +278,19 @@ class ExtractionInputError(ValueError):
     """An extraction that cannot start (a hybrid run with no finished rules run to add to)."""
 
 
-def extraction_run_start(*, user: Any = None, source: str = ExtractionSource.RULES) -> ExtractionRun:
+def extraction_run_start(
+    *, user: Any = None, source: str = ExtractionSource.RULES, rules_run: ExtractionRun | None = None
+) -> ExtractionRun:
     """Queue an extraction of the whole bank, or return the run that already covers the same inputs.
 
-    Source "rules" applies every enabled rule; "hybrid" adds the learned extractor to the latest
-    finished rules run (``extract_concepts`` first)."""
+    Source "rules" applies every enabled rule; "hybrid" adds the learned extractor to ``rules_run``
+    (a finished rules run), by default the latest finished one (``extract_concepts`` first)."""
     from concepts.selectors import rules_enabled
 
     if source == ExtractionSource.HYBRID:
-        rules_run = extraction_run_latest_done(ExtractionSource.RULES)
+        if rules_run is not None and (rules_run.source != ExtractionSource.RULES or rules_run.status != JobStatus.DONE):
+            raise ExtractionInputError(f"extraction run #{rules_run.pk} is not a finished rules run: a hybrid cannot add to it")
+        rules_run = rules_run or extraction_run_latest_done(ExtractionSource.RULES)
         if rules_run is None:
             raise ExtractionInputError("no finished rule extraction to add to: run `python manage.py extract_concepts` first")
         fingerprint, versions = _hybrid_fingerprint(rules_run), rules_run.rule_versions
@@ -371,7 +375,23 @@ def _hybrid_execute(run_id: int, started: float) -> None:
 
     The learned model is fitted on the bank's ground-truth labels. A labelled problem's learned concepts
     come from nested cross-validation (a model and thresholds that never saw its labels), so reports on
-    labelled problems are honest; unlabelled problems are scored by the model fitted on every label."""
+    labelled problems are honest; unlabelled problems are scored by the model fitted on every label.
+
+    Any exception fails the run with its message (as the rules path does), so nothing is left RUNNING
+    for a later request with the same inputs to wait on; it is raised again (nothing here is a rule's
+    deterministic error), so a worker logs it."""
+    try:
+        _hybrid_build(run_id, started)
+    except Exception as exc:
+        ExtractedConcept.objects.filter(run_id=run_id).delete()
+        ExtractionRun.objects.filter(id=run_id, status=JobStatus.RUNNING).update(
+            status=JobStatus.FAILED, error=f"the hybrid extraction stopped: {type(exc).__name__}: {exc}"[:2000], finished_at=timezone.now()
+        )
+        logger.warning("hybrid extraction %s failed: %s", run_id, exc)
+        raise
+
+
+def _hybrid_build(run_id: int, started: float) -> None:
     run = ExtractionRun.objects.select_related("rules_run").get(id=run_id)
     rules_run = run.rules_run
     if rules_run is None or rules_run.status != JobStatus.DONE:
@@ -442,21 +462,46 @@ def _hybrid_execute(run_id: int, started: float) -> None:
                 run_id, len(ids), len(labelled), len(result.learned_concepts), details["added"], (time.monotonic() - started) * 1000)
 
 
+def _unfinished(run: ExtractionRun) -> str:
+    """What went wrong with a run that is not DONE, in a few words."""
+    if run.status == JobStatus.FAILED:
+        return f"failed: {run.error}"
+    return f"did not finish (it is {run.get_status_display().lower()}{': ' + run.error if run.error else ''})"
+
+
 def extraction_run_ensure(*, source: str = ExtractionSource.RULES, user: Any = None) -> ExtractionRun:
     """A finished run of `source` for the current rules (and labels): reused, or built here and now.
 
-    Commands and reports use it; a run that another worker is building is waited for."""
+    Commands and reports use it; a run that another worker is building is waited for. A hybrid run
+    is built on the rules run for the current rules: when that one fails (or does not finish),
+    ExtractionInputError says so, rather than a hybrid on older rules."""
+    rules_run = None
     if source == ExtractionSource.HYBRID:
-        extraction_run_ensure(source=ExtractionSource.RULES, user=user)
-    run = extraction_run_start(user=user, source=source)
+        rules_run = extraction_run_ensure(source=ExtractionSource.RULES, user=user)
+        if rules_run.status != JobStatus.DONE:
+            raise ExtractionInputError(
+                f"the rules run #{rules_run.pk} for the current rules {_unfinished(rules_run)}; no hybrid run was built"
+            )
+    run = extraction_run_start(user=user, source=source, rules_run=rules_run)
     return extraction_run_wait(run=run)
 
 
 def extraction_run_wait(*, run: ExtractionRun, timeout: float | None = None) -> ExtractionRun:
-    """Run a queued extraction here (a no-op if a worker has it), then wait until it is no longer running."""
+    """Run a queued extraction here (a no-op if a worker has it), then wait until it is no longer running.
+
+    Here is a worker without a task's on_failure hook: an exception the run's service did not handle
+    fails the run with its message (a bug is logged with its traceback) and the failed run is
+    returned, so no run is left RUNNING for later requests with the same inputs to wait on. An
+    interrupt (Ctrl-C) fails the run too, and goes on."""
     from django.conf import settings
 
-    extraction_run_execute(run_id=run.pk)
+    try:
+        extraction_run_execute(run_id=run.pk)
+    except BaseException as exc:
+        job_fail_unfinished(model=ExtractionRun, job_id=run.pk, error=f"The job stopped: {type(exc).__name__}: {exc}")
+        if not isinstance(exc, Exception):
+            raise
+        logger.exception("extraction run %s failed in process", run.pk)
     limit = time.monotonic() + (timeout if timeout is not None else settings.CELERY_TASK_TIME_LIMIT)
     while True:
         run = ExtractionRun.objects.get(pk=run.pk)
@@ -473,15 +518,23 @@ def extractor_report_start(
     return report
 
 
-def _hybrid_predictions(ids: list[int]) -> list[set[str]]:
-    """The hybrid source's concepts of these problems, from a hybrid run for the current rules and labels."""
+def _hybrid_predictions(ids: list[int]) -> tuple[ExtractionRun, list[set[str]]]:
+    """The hybrid run for the current rules and labels, and its concepts of these problems."""
     run = extraction_run_ensure(source=ExtractionSource.HYBRID)
     if run.status != JobStatus.DONE:
-        raise extraction.RuleError(f"the hybrid extraction #{run.pk} did not finish: {run.error or run.get_status_display()}")
+        raise extraction.RuleError(f"the hybrid extraction #{run.pk} {_unfinished(run)}")
     found: dict[int, set[str]] = {pid: set() for pid in ids}
     for pid, slug in ExtractedConcept.objects.filter(run=run, problem_id__in=ids).values_list("problem_id", "concept__slug"):
         found[pid].add(slug)
-    return [found[pid] for pid in ids]
+    return run, [found[pid] for pid in ids]
+
+
+def _hybrid_report_concepts(run: ExtractionRun) -> list[str]:
+    """The concepts a hybrid report judges: those its rules run's rules cover, and those its learned
+    half could add (every concept it learned, whether or not it has a rule, and whatever its
+    threshold: a labelled problem's additions come from per-fold thresholds). A concept neither can
+    find is left out, as the rules report leaves out a concept without a rule."""
+    return sorted(set(run.rule_versions) | set(run.details.get("learned_concepts", [])))
 
 
 def extractor_report_compute(*, report_id: int, redelivered: bool = False) -> ExtractorReport | None:
@@ -504,17 +557,21 @@ def extractor_report_compute(*, report_id: int, redelivered: bool = False) -> Ex
                 )
             raise extraction.RuleError(f"no problem{where} has ground-truth labels: label some problems first")
         if report.source == ExtractionSource.HYBRID:
-            predicted = _hybrid_predictions(ids)
+            hybrid, predicted = _hybrid_predictions(ids)
+            # The rules it was built on (the current ones: extraction_run_ensure), and what its learned half adds.
+            rule_versions, judged = hybrid.rule_versions, _hybrid_report_concepts(hybrid)
         else:
             predicted = extraction.extract_many(
                 texts, extraction.compile_rules([rule for rule, _ in pairs], budget=settings.RULE_FALLBACK_BUDGET_SECONDS)
             )
-        evaluation = extraction.evaluate(predicted, truth, [r.slug for r, _ in pairs])
+            rule_versions = {rule.slug: model.version for rule, model in pairs}
+            judged = [r.slug for r, _ in pairs]
+        evaluation = extraction.evaluate(predicted, truth, judged)
     except (extraction.RuleError, extraction.RuleTimeout, ExtractionInputError) as exc:
         report.status, report.error, report.finished_at = JobStatus.FAILED, str(exc), timezone.now()
         report.save()
         return report
-    report.rule_versions = {rule.slug: model.version for rule, model in pairs}
+    report.rule_versions = rule_versions
     report.problems = evaluation.problems
     report.fp_rate, report.fn_rate = evaluation.fp_rate, evaluation.fn_rate
     report.concepts = evaluation.as_dict()["concepts"]

@@ -118,6 +118,13 @@ def test_without_enough_labels_the_learned_extractor_adds_nothing() -> None:
         learned.cross_fit(texts, list(range(8)), np.zeros((8, 3)), np.zeros((8, 2), bool), FAST)
 
 
+def test_an_empty_bank_learns_and_adds_nothing() -> None:
+    # No problems, two concepts: the hits are (0, 2), as the hybrid run builds them for an empty bank.
+    result = learned.cross_fit([], [], np.zeros((0, 2), np.float32), np.zeros((0, 2), bool), FAST)
+    assert result.predicted == [] and result.learned_concepts == [] and result.probabilities.shape == (0, 2)
+    assert np.isinf(result.thresholds).all() and result.thresholds.shape == (2,)
+
+
 def test_it_is_deterministic() -> None:
     texts, truth = _bank(40)
     hits = np.zeros_like(truth, dtype=bool)

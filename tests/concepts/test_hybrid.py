@@ -188,3 +188,107 @@ def test_the_api_starts_and_reports_the_hybrid_source(client: Any, alice: Any, b
         response = client.post("/api/reports/", {"source": "hybrid"}, content_type="application/json")
     report = client.get(f"/api/reports/{response.json()['id']}/").json()
     assert report["source"] == "hybrid" and report["concepts"]["binomial-distribution"]["fn_rate"] <= 0.1
+
+
+def test_a_failed_rules_run_stops_the_hybrid_rather_than_building_on_older_rules(
+    bank: dict[str, Any], concept_factory: Any, problem_factory: Any
+) -> None:
+    call_command("extract_concepts", stdout=io.StringIO())
+    older = ExtractionRun.objects.get(source="rules")
+    # Saved while the bank was harmless (the save proves a backtracking rule on the bank of its day);
+    # then a problem arrives on which it backtracks catastrophically: the current rules cannot run.
+    rule_save(concept=concept_factory("evil"), pattern=r"(a|aa)+(?=b)")
+    hostile = problem_factory("a" * 40 + "!", title="Hostile")
+    with pytest.raises(CommandError) as caught:
+        call_command("extract_concepts", "--source", "hybrid", stdout=io.StringIO())
+    failed = ExtractionRun.objects.filter(source="rules").latest("id")
+    assert failed.pk != older.pk and failed.status == "failed"
+    assert str(caught.value) == (
+        f"the rules run #{failed.pk} for the current rules failed: {failed.error}; no hybrid run was built"
+    ) and f"rule 'evil' took longer than 0.25s on problem {hostile.id}" in failed.error
+    assert not ExtractionRun.objects.filter(source="hybrid").exists()  # none on the older rules either
+    # The report fails the same way, and keeps no figures of rules it did not run.
+    with pytest.raises(CommandError, match=r"the rules run #\d+ for the current rules failed: rule 'evil' took longer"):
+        call_command("extractor_report", "--source", "hybrid", "--json", stdout=io.StringIO())
+    report = ExtractorReportModel.objects.get()
+    assert report.status == "failed" and report.rule_versions == {} and report.concepts == {}
+    assert not ExtractionRun.objects.filter(source="hybrid").exists()
+
+
+def test_a_hybrid_on_an_empty_bank_is_an_empty_finished_run(concept_factory: Any) -> None:
+    # No problems, one concept with a rule: the rules run is done with nothing in it, and so is the hybrid.
+    rule_save(concept=concept_factory("nchoosek"), pattern=r"\\binom")
+    out = io.StringIO()
+    call_command("extract_concepts", "--source", "hybrid", stdout=out)
+    run = ExtractionRun.objects.get(source="hybrid")
+    assert run.status == "done" and run.problems_total == 0 and run.concepts_found == 0
+    assert run.details["labelled_problems"] == 0 and run.details["added"] == 0 and run.details["learned_concepts"] == []
+    assert f"Hybrid extraction #{run.pk} done: 0 problems, 0 concepts" in out.getvalue()
+
+
+def test_a_hybrid_that_breaks_is_failed_with_its_error_and_the_next_request_builds_anew(
+    bank: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import torch
+
+    def out_of_memory(*args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError("DefaultCPUAllocator: not enough memory")
+
+    monkeypatch.setattr(torch.optim, "LBFGS", out_of_memory)  # torch failing mid-fit, as it does when memory runs out
+    with pytest.raises(CommandError) as caught:
+        call_command("extract_concepts", "--source", "hybrid", stdout=io.StringIO(), stderr=io.StringIO())
+    broken = ExtractionRun.objects.get(source="hybrid")
+    assert broken.status == "failed" and broken.finished_at is not None
+    assert broken.error == "the hybrid extraction stopped: RuntimeError: DefaultCPUAllocator: not enough memory"
+    assert str(caught.value) == f"extraction run #{broken.pk} failed: {broken.error}"
+    assert not ExtractedConcept.objects.filter(run=broken).exists()
+    monkeypatch.undo()
+    # Nothing is left running for the same inputs to wait on: the next request builds a new run at once.
+    out = io.StringIO()
+    call_command("extract_concepts", "--source", "hybrid", stdout=out)
+    run = ExtractionRun.objects.filter(source="hybrid").latest("id")
+    assert run.pk != broken.pk and run.status == "done" and f"Hybrid extraction #{run.pk} done" in out.getvalue()
+
+
+def test_the_command_fails_when_the_run_it_waited_for_is_still_running(bank: dict[str, Any], settings: Any) -> None:
+    from concepts.jobs import job_claim
+
+    run = extraction_run_start()  # queued (its message goes out on commit, which a test never reaches) ...
+    assert job_claim(model=ExtractionRun, job_id=run.pk)  # ... and a worker has it, and has not finished
+    settings.CELERY_TASK_TIME_LIMIT = 1
+    with pytest.raises(CommandError, match=rf"extraction run #{run.pk} is still running after waiting 1s"):
+        call_command("extract_concepts", stdout=io.StringIO())
+    assert ExtractionRun.objects.get(pk=run.pk).status == "running"  # someone else's run: left to its worker
+
+
+def test_the_hybrid_report_counts_concepts_only_the_learned_half_can_find(bank: dict[str, Any], client: Any, alice: Any) -> None:
+    from concepts.models import Concept, GroundTruthLabel
+
+    # The binomial rule is switched off: only the learned half can find the concept now.
+    rule_save(concept=Concept.objects.get(slug="binomial-distribution"), pattern=r"\bbinomial\b", enabled=False)
+    # Too few positives to learn, and no rule: neither half can find it, so neither report judges it.
+    rare = Concept.objects.create(slug="rare-concept", name="rare")
+    for p in bank["wait"][:2]:
+        GroundTruthLabel.objects.create(problem=p, concept=rare)
+    reports = {}
+    for source in ("rules", "hybrid"):
+        out = io.StringIO()
+        call_command("extractor_report", "--source", source, "--json", stdout=out)
+        reports[source] = json.loads(out.getvalue())
+    assert set(reports["rules"]["concepts"]) == {"Poisson-distribution"}  # the rules report is as it was
+    hybrid = reports["hybrid"]["concepts"]
+    assert set(hybrid) == {"Poisson-distribution", "binomial-distribution"}
+    binomial = hybrid["binomial-distribution"]
+    assert binomial["tp"] >= 27 and binomial["fn"] == 30 - binomial["tp"] and binomial["tp"] + binomial["fp"] + binomial["fn"] + binomial["tn"] == 60
+    # Its figures count in the averages and the pooled precision and recall.
+    average = (hybrid["binomial-distribution"]["fn_rate"] + hybrid["Poisson-distribution"]["fn_rate"]) / 2
+    assert reports["hybrid"]["average"]["fn_rate"] == pytest.approx(average)
+    report = ExtractorReportModel.objects.get(source="hybrid")
+    tp = binomial["tp"] + hybrid["Poisson-distribution"]["tp"]
+    assert report.precision == tp / (tp + binomial["fp"] + hybrid["Poisson-distribution"]["fp"])
+    assert report.recall == tp / (tp + binomial["fn"] + hybrid["Poisson-distribution"]["fn"])
+    # The rule versions are those of the rules run the hybrid was built on: the enabled Poisson rule.
+    assert report.rule_versions == {"Poisson-distribution": 1}
+    client.force_login(alice)
+    page = client.get(f"/concepts/reports/{report.pk}/").content.decode()
+    assert "<strong>2</strong> concepts (those the rules cover and those the learned half could add)" in page

@@ -48,6 +48,26 @@ def test_preview_compares_with_the_saved_rule(client: Any, alice: Any, bank: Any
     assert "newly matched" not in body  # same matches as the saved rule: no diff line
 
 
+def test_the_diff_against_the_saved_rule_leaves_unlabelled_and_held_out_problems_unjudged(
+    client: Any, alice: Any, bank: Any
+) -> None:
+    from concepts.services import held_out_set
+
+    rule_save(concept=bank["binom"].ground_truth_labels.get().concept, pattern=r"\\binom")
+    held_out_set(problem_ids=[bank["words"].pk], held_out=True)  # labelled nchoosek, but held out: unlabelled here
+    client.force_login(alice)
+    body = preview(client, r"\bchoose\b").content.decode()
+    # Newly matched: words (held out). No longer matched: other (labelled without it: right), free (no labels).
+    words, other, free = bank["words"].pk, bank["other"].pk, bank["free"].pk
+    assert f'class="muted" title="Words">#{words} unlabelled</a>' in body
+    assert f'class="ok" title="Other">#{other} ✓</a>' in body
+    assert f'class="muted" title="Free">#{free} unlabelled</a>' in body
+    assert f"#{free} ✓" not in body and f"#{free} ✗" not in body and f"#{words} ✓" not in body
+    data = client.post("/api/rules/preview/", {"concept": "nchoosek", "pattern": r"\bchoose\b"}, content_type="application/json").json()
+    assert data["newly_matched"] == [{"problem": words, "right": None}]
+    assert data["no_longer_matched"] == [{"problem": other, "right": True}, {"problem": free, "right": None}]
+
+
 @pytest.mark.parametrize(
     "pattern, message", [("(x", "missing ), unterminated subpattern"), ("a|", "matches the empty string")]
 )

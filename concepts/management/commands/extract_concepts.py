@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from concepts.models import ExtractionSource, JobStatus
@@ -24,7 +25,14 @@ class Command(BaseCommand):
             raise CommandError(str(exc)) from exc
         if run.status == JobStatus.FAILED:
             raise CommandError(f"extraction run #{run.id} failed: {run.error}")
-        state = "done" if run.status == JobStatus.DONE else run.get_status_display()
+        if run.status == JobStatus.CANCELLED:
+            raise CommandError(f"extraction run #{run.id} was cancelled")
+        if run.status != JobStatus.DONE:  # another worker has it and did not finish within the task time limit
+            raise CommandError(
+                f"extraction run #{run.id} is still {run.get_status_display().lower()} after waiting "
+                f"{settings.CELERY_TASK_TIME_LIMIT}s for the worker that has it; see the worker logs"
+            )
+        state = "done"
         seconds = f" in {run.seconds:.2f}s" if run.seconds is not None else ""
         if run.source == ExtractionSource.HYBRID:
             d = run.details

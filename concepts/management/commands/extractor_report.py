@@ -30,7 +30,8 @@ class Command(BaseCommand):
             return
         pct = lambda v: "—" if v is None else f"{v * 100:.2f}%"  # noqa: E731
         which = "labelled problems held out from rule writing" if report.held_out else "labelled problems"
-        self.stdout.write(f"{report.problems} {which}, {len(report.concepts)} rules, source {report.source}")
+        judged = "rules" if report.source == "rules" else "concepts"  # a hybrid report also judges what only the learned half finds
+        self.stdout.write(f"{report.problems} {which}, {len(report.concepts)} {judged}, source {report.source}")
         self.stdout.write(f"average FP rate {pct(report.fp_rate)}, average FN rate {pct(report.fn_rate)}")
         self.stdout.write(f"{'concept':32} {'tp':>4} {'fp':>4} {'fn':>4} {'tn':>5} {'fp rate':>8} {'fn rate':>8}")
         for slug, s in sorted(report.concepts.items()):
