@@ -8,6 +8,7 @@ and only outside math, where KaTeX would otherwise see them verbatim.
 
 from __future__ import annotations
 
+import bisect
 import html
 import re
 from collections import Counter
@@ -20,20 +21,34 @@ _WRAPPED_TABULAR = re.compile(r"(?:\\\[|\$\$)\s*(\\begin\{tabular\}.*?\\end\{tab
 _LIST_NAMES = "itemize|enumerate|parts|subparts"
 _LIST = re.compile(rf"\\begin\{{({_LIST_NAMES})\}}(.*?)\\end\{{\1\}}", re.S)
 _BLOCK = re.compile(rf"\\begin\{{tabular\}}.*?\\end\{{tabular\}}|\\begin\{{({_LIST_NAMES})\}}.*?\\end\{{\1\}}", re.S)
-# Layout environments that only place their text (centred, in columns, indented): their text is kept,
-# as a paragraph of its own.
-_LAYOUT = re.compile(r"\\(?:begin|end)\{(?:center|flushleft|flushright|quote|table|adjustwidth|multicols)\}(?:\{[^{}]*\})*")
+# Layout environments that only place their text (centred, in columns, indented, or spaced looser:
+# Grinstead & Snell's sloppypar): their text is kept, as a paragraph of its own, on the page and in titles.
+_LAYOUT = re.compile(
+    r"\\(?:begin|end)\{(?:center|flushleft|flushright|quote|quotation|table|adjustwidth|multicols|sloppypar)\}(?:\{[^{}]*\})*"
+)
 _RULES = re.compile(r"\\(hline|toprule|midrule|bottomrule|cline\{[^}]*\})")
 # Math: what KaTeX's auto-render typesets (static/js/site.js has the same delimiters), including the
 # display environments textbooks write outside $$ (OpenIntro's align*).
 _MATH_ENV = r"\\begin\{(?:align|equation|gather)\*?\}.*?\\end\{(?:align|equation|gather)\*?\}"
-_MATH = re.compile(rf"(\$\$.*?\$\$|\\\[.*?\\\]|\\\(.*?\\\)|{_MATH_ENV}|(?<!\\)\$(?:\\.|[^$\\])+\$)", re.S)
+# A single $ is paired with the first unescaped $ after it. A $ right before a digit is money as often
+# as math (OpenStax writes "spent $150, $200, and $225": 40 of its texts had prose typeset as math), so
+# it opens math only under Pandoc's rule for inline TeX math: the closing $ has a non-space character
+# right before it and no digit right after it ("$20,000 and $30,000" is prose, "$0.5$" math), nor ^ or _,
+# which TeX allows in math only: that $ opens a formula ("the 90$^{th}$ percentile"). A $ right before
+# ")" opens nothing (a unit in a table head, "Cost ($)"). Every other $ pairs as TeX pairs it: Pandoc's
+# rule whole (no space inside either dollar) would lose math the textbooks write with spaces,
+# "$ \mat{P}^n$" (Grinstead & Snell), "$ S $" (MATH), "$\mu - \sigma < x < \mu $", and "$\pounds$2,600"
+# (OpenIntro), some 30 formulas in ../shared/data.
+_INLINE_DOLLARS = r"(?<!\\)\$(?:(?=\d)(?:\\.|[^$\\])+(?<!\s)\$(?![\d^_])|(?![\d)])(?:\\.|[^$\\])+\$)"
+_MATH = re.compile(rf"(\$\$.*?\$\$|\\\[.*?\\\]|\\\(.*?\\\)|{_MATH_ENV}|{_INLINE_DOLLARS})", re.S)
 # A cross-reference into the book the problem came from ("Exercise \ref{ex:coins}"): the page says
 # "[link]", as OpenStax's own exports do.
 _REFERENCE = re.compile(r"\\(?:ref|eqref|pageref)\s*\{[^{}]*\}")
 _SPACING = re.compile(
     r"\\(?:[vh]space\*?\s*\{[^{}]*\}|label\{[^{}]*\}|noindent|indent|smallskip|medskip|bigskip|medbreak|break|newline|hfill|centering)(?![A-Za-z])"
 )
+_DOLLAR = re.compile(r"\\?\$")
+_DOLLAR_SIGN = '<span class="no-math">$</span>'
 _TEXT_MODE = [
     (re.compile(r"\\textbf\{([^{}]*)\}|\{\\bf ([^{}]*)\}"), lambda m: f"<b>{m.group(1) or m.group(2)}</b>"),
     (re.compile(r"\\(?:emph|textit)\{([^{}]*)\}|\{\\(?:em|it) ([^{}]*)\}"), lambda m: f"<i>{m.group(1) or m.group(2)}</i>"),
@@ -52,8 +67,9 @@ _TEXT_MODE = [
     (re.compile(r"\{\\(?:tiny|scriptsize|footnotesize|small|normalsize|large|Large)\s+([^{}]*)\}"), lambda m: m.group(1)),
     (re.compile(r"\\raisebox\{[^{}]*\}(?:\[[^\]]*\])*\{([^{}]*)\}"), lambda m: m.group(1)),
     (re.compile(r"\\([%&#_{}])"), lambda m: m.group(1)),
-    # An escaped dollar ("pay \$3") is a dollar sign, in a span KaTeX's auto-render skips (no-math).
-    (re.compile(r"\\\$"), lambda m: '<span class="no-math">$</span>'),
+    # A dollar outside math, escaped ("pay \$3") or not ("spent $150"), is a dollar sign, in a span
+    # KaTeX's auto-render skips (no-math): it pairs any two dollars of a text node, money or not.
+    (_DOLLAR, lambda m: _DOLLAR_SIGN),
     (re.compile(r"\\(ldots|dots)\b"), lambda m: "…"),
     (re.compile(r"(?<!\\)~"), lambda m: "\u00a0"),
     (re.compile(r"---"), lambda m: "—"),
@@ -124,11 +140,23 @@ def _blocks(escaped: str) -> str:
 
 
 # KaTeX has no eqnarray (Grinstead & Snell's display equations): the same three columns as an array.
-_EQNARRAY = re.compile(r"\\begin\{eqnarray\*?\}(.*?)\\end\{eqnarray\*?\}", re.S)
+# Nor does its auto-render know displaymath: that is $$ by another name. A body never runs past the
+# next \begin of its kind, so a text of unclosed ones is read in linear time (titles promise it).
+_EQNARRAY = re.compile(r"\\begin\{eqnarray\*?\}((?:(?!\\begin\{eqnarray).)*?)\\end\{eqnarray\*?\}", re.S)
+_DISPLAYMATH = re.compile(r"\\begin\{displaymath\}((?:(?!\\begin\{displaymath).)*?)\\end\{displaymath\}", re.S)
+
+
+def _as_katex_math(text: str) -> str:
+    """Display environments KaTeX cannot take as they are, rewritten as $$ math it typesets; layout
+    environments (sloppypar, center...) give way to a paragraph break, their text kept. The page and
+    the title read a text through this one function, so a title is never cut inside what the page
+    shows as a formula."""
+    text = _EQNARRAY.sub(lambda m: f"$$\\begin{{array}}{{rcl}}{m.group(1)}\\end{{array}}$$", _LAYOUT.sub("\n\n", text))
+    return _DISPLAYMATH.sub(lambda m: f"$${m.group(1)}$$", text)
 
 
 def latex_to_html(text: str) -> str:
-    text = _EQNARRAY.sub(lambda m: f"$$\\begin{{array}}{{rcl}}{m.group(1)}\\end{{array}}$$", _LAYOUT.sub("\n\n", text))
+    text = _as_katex_math(text)
     escaped = _WRAPPED_TABULAR.sub(lambda m: m.group(1), html.escape(text, quote=False))
     paragraphs = [p.strip() for p in re.split(r"\n\s*\n", _blocks(escaped)) if p.strip()]
     return "".join(f"<p>{p}</p>" for p in paragraphs)
@@ -167,7 +195,7 @@ def latex_highlight(text: str, spans: list[tuple[int, int]]) -> str:
     Line breaks are kept; math stays in its delimiters for KaTeX. Text-mode conversions are
     skipped on purpose (the TA sees the source the regex ran on), except two that would otherwise
     read as noise: ``quotes'' become curly quotes, and a tabular is shown as its source in a box
-    (class tex-source) that KaTeX leaves alone.
+    (class tex-source) that KaTeX leaves alone, as is a $ outside math.
     """
     out, pos = [], 0
     for start, end in _expand_to_math(spans, text):
@@ -190,9 +218,12 @@ def _source_piece(piece: str) -> str:
 
 
 def _quotes_outside_math(escaped: str) -> str:
+    """Curly quotes outside math, and each $ there (money, or the one in "\\$") in a no-math span:
+    KaTeX's auto-render would pair it with the next one."""
     parts = _MATH.split(escaped)
     return "".join(
-        part if i % 2 else _QUOTES.sub(lambda m: "\u201c" if m.group(0) == "``" else "\u201d", part) for i, part in enumerate(parts)
+        part if i % 2 else _QUOTES.sub(lambda m: "\u201c" if m.group(0) == "``" else "\u201d", part).replace("$", _DOLLAR_SIGN)
+        for i, part in enumerate(parts)
     )
 
 
@@ -207,7 +238,6 @@ _BLOCKS = re.compile(
 # open math when the title is shown; latex_inline turns it into a dollar sign KaTeX leaves alone.
 _PLAIN_TEXT_MODE = [
     (re.compile(r"\\emx\s*\{([^{}]*)\}"), lambda m: m.group(1)),
-    (re.compile(r"\s*\\footnote\s*\{[^{}]*\}"), lambda m: ""),
     (_REFERENCE, lambda m: "[link]"),
     (re.compile(r"\\par\b"), lambda m: " "),
     (_SPACING, lambda m: " "),
@@ -220,8 +250,32 @@ _PLAIN_TEXT_MODE = [
     (re.compile(r"--"), lambda m: "–"),
     (re.compile(r"``|''"), lambda m: "\u201c" if m.group(0) == "``" else "\u201d"),
 ]
-# An opening delimiter left without its closing one (outside every complete math segment).
-_OPEN_MATH = re.compile(r"(?<!\\)\$|\\\(|\\\[")
+_FOOTNOTE = re.compile(r"\s*\\footnote\s*\{")
+
+
+def _without_footnotes(text: str) -> str:
+    """`text` without its footnotes, braces and all: a title says nothing of its source. Braces are
+    counted because a footnote holds markup of its own ("\\footnote{W. Feller, {\\em Introduction}}"), and
+    math (split off before the text-mode pass, so no pattern of that pass could take a footnote whole)."""
+    out, pos = [], 0
+    for m in _FOOTNOTE.finditer(text):
+        if m.start() < pos:
+            continue  # a footnote inside the one just dropped
+        depth, i = 1, m.end()
+        while i < len(text) and depth:
+            depth += {"{": 1, "}": -1}.get(text[i], 0)
+            i += 2 if text[i] == "\\" else 1
+        if depth:
+            break  # never closed: left as written, rather than lose the rest of the text
+        out.append(text[pos : m.start()])
+        pos = i
+    out.append(text[pos:])
+    return "".join(out)
+
+
+# An opening delimiter left without its closing one (outside every complete math segment). A $ before
+# a digit with no closing $ is money ("$150"), and one before ")" opens nothing (_INLINE_DOLLARS).
+_OPEN_MATH = re.compile(r"(?<!\\)\$(?![\d)])|\\\(|\\\[")
 
 
 def _plain_outside_math(text: str) -> str:
@@ -240,33 +294,67 @@ def _math_spans(text: str) -> list[tuple[int, int]]:
 
 
 def _inside(pos: int, spans: list[tuple[int, int]]) -> tuple[int, int] | None:
-    return next(((s, e) for s, e in spans if s < pos < e), None)
+    """The formula `pos` falls strictly inside, if any; `spans` in order, as _MATH finds them."""
+    i = bisect.bisect_left(spans, (pos, pos)) - 1
+    return spans[i] if i >= 0 and pos < spans[i][1] else None
+
+
+def _first_unclosed(title: str, spans: list[tuple[int, int]]) -> int | None:
+    """Where the first opening delimiter outside every formula of `title` is: one pass over both."""
+    later = iter(spans)
+    span = next(later, None)
+    for m in _OPEN_MATH.finditer(title):
+        while span is not None and span[1] <= m.start():
+            span = next(later, None)
+        if span is None or m.start() < span[0]:
+            return m.start()
+    return None
 
 
 def title_cut(title: str, limit: int | None = None) -> str:
-    """`title` shortened to about `limit` characters at a word boundary, never inside math.
+    """`title` shortened to at most `limit` characters ("…" included) at a word boundary, never
+    inside math. "…" marks a cut.
 
-    A formula the limit falls in is kept whole if the title would otherwise be empty, or else cut
-    before. An opening delimiter with no closing one (a title cut elsewhere, carelessly) is cut off
-    too, so KaTeX never shows half a formula as TeX source. "…" marks a cut."""
+    A formula the limit falls in is cut before. A title that opens with a formula longer than the
+    limit (Problem.title holds 200 characters; a sum of thirty fractions is longer) goes on with the
+    words after it, "… equals what?": what is asked reads better than a formula's first characters
+    as TeX source, and an ellipsis says something came before. With no words after it the title is
+    "…". An opening delimiter with no closing one (a title cut elsewhere, carelessly) is cut off
+    too, so KaTeX never shows half a formula as TeX source."""
     spans = _math_spans(title)
-    unclosed = next((m.start() for m in _OPEN_MATH.finditer(title) if not any(s <= m.start() < e for s, e in spans)), None)
-    end = len(title) if unclosed is None else unclosed
-    cut = unclosed is not None
-    if limit is not None and end > limit:
-        end, cut = limit, True
-        around = _inside(end, spans)
-        if around:
-            end = around[0] if around[0] > 0 else around[1]
-        elif end < len(title) and not title[end].isspace():
-            # Back to the last space that is not inside a formula (a word is never split).
-            spaces = [i for i in range(end, 0, -1) if title[i - 1].isspace() and not _inside(i - 1, spans)]
-            if spaces:
-                end = spaces[0]
-    if not cut:
+    unclosed = _first_unclosed(title, spans)
+    if unclosed is None and (limit is None or len(title) <= limit):
         return title
-    head = title[:end].rstrip(" ,;:—–-(")
-    return head + "…" if head else "…"
+    if unclosed is not None and (limit is None or unclosed < limit):
+        return _with_ellipsis(title[:unclosed])  # at most `unclosed` characters and the "…"
+    if limit < 1:
+        return ""
+    end = limit - 1  # room for the "…"
+    around = _inside(end, spans)
+    if around:
+        end = around[0]
+        if not title[:end].rstrip(_TRAILING):
+            return _after_formula(title[around[1] :], limit)
+    elif not title[end].isspace():
+        # Back to the last space that is not inside a formula (a word is never split).
+        end = next((i for i in range(end, 0, -1) if title[i - 1].isspace() and not _inside(i - 1, spans)), end)
+    return _with_ellipsis(title[:end])
+
+
+# Left off the end of a cut title, before its "…": "Let $x$, and…" would read as "Let $x$, …".
+_TRAILING = " ,;:—–-("
+
+
+def _with_ellipsis(head: str) -> str:
+    return head.rstrip(_TRAILING) + "…"
+
+
+def _after_formula(rest: str, limit: int) -> str:
+    """The title after an opening formula too long for `limit`, "… " in front."""
+    tail = title_cut(rest.lstrip(" \t\n,;:.)]"), limit - 2)
+    if not any(c.isalnum() for c in tail):
+        return "…"
+    return tail if tail.startswith("…") else "… " + tail  # one "…" for a run of formulas left out
 
 
 # A full stop after these does not end a sentence ("Mr. and Mrs. Lopez have four children.", "U.S. adults").
@@ -276,6 +364,9 @@ _PARAGRAPH_BREAK = re.compile(r"\n[ \t]*\n")
 # An own sentence shorter than this ("statistic", "Find the mean.") says little alone: the title puts
 # the sentence before it in front.
 SHORT_TITLE = 25
+# A lead put in front of a sentence that says little alone is never cut shorter than this (two or
+# three words), even when the sentence then has to be cut.
+SHORTEST_LEAD = 20
 # Sentences read for a title: exercises share a lead-in of a few sentences (the longest in ../shared/data: 18, OpenStax).
 MOST_SENTENCES = 40
 
@@ -285,7 +376,7 @@ def title_sentences(text: str, most: int = MOST_SENTENCES) -> list[str]:
     out, text-mode markup as characters, math kept as math), a blank line ending a sentence as it
     ends a paragraph. A text that is nothing but a list (`\\begin{enumerate}\\item ...`) is read
     from its items. Linear in the text's length, whatever it holds (an import reads 100,000 texts)."""
-    text = _LAYOUT.sub("\n\n", text)
+    text = _without_footnotes(_as_katex_math(text))
     plain = _BLOCKS.sub(" ", text)
     if not plain.strip():
         plain = _BLOCKS.sub(" ", _LIST_MARKUP.sub("\n\n", text))
@@ -325,8 +416,10 @@ def _title_at(sentences: Sequence[str], at: int, limit: int, common: Collection[
     own = sentences[at]
     if at == 0 or (len(own) >= SHORT_TITLE and own not in common):
         return title_cut(own, limit)
-    lead = title_cut(sentences[at - 1], max(limit - len(own) - 1, SHORT_TITLE))
-    return title_cut(f"{lead} {own}", limit + 2)  # + 2: the lead's "…" and a space
+    # The lead gets the room the question leaves; a question too long to leave a few words of lead
+    # is cut instead, as what tells this problem from the others that ask it is the lead.
+    lead = title_cut(sentences[at - 1], max(limit - len(own) - 1, SHORTEST_LEAD))
+    return title_cut(f"{lead} {own}", limit)
 
 
 def distinct_titles(texts: Sequence[str], limit: int = 80) -> list[str]:
