@@ -8,7 +8,9 @@ ALLOWED_HOSTS and DEBUG=False (see README, "Configuration").
 
 from __future__ import annotations
 
+import math
 import os
+import re
 from pathlib import Path
 
 import dj_database_url
@@ -34,11 +36,27 @@ def envint(name: str, default: str) -> int:
         raise ImproperlyConfigured(f"Unexpected value {name}={value}, use an integer") from None
 
 
+def envseconds(name: str, default: str) -> float:
+    """A duration in seconds: a finite number, 0 or more (a NaN budget would never run out, and
+    float() takes "nan" and "inf")."""
+    value = os.getenv(name, default)
+    try:
+        seconds = float(value)
+    except ValueError:
+        raise ImproperlyConfigured(f"Unexpected value {name}={value}, use a number of seconds") from None
+    if not math.isfinite(seconds) or seconds < 0:
+        raise ImproperlyConfigured(f"Unexpected value {name}={value}, use a number of seconds, 0 or more")
+    return seconds
+
+
 def envsecret(name: str, default: str = "") -> str:
     """Read NAME, or the file named by NAME_FILE (Docker/Kubernetes secrets)."""
     path = os.getenv(f"{name}_FILE")
     if path:
-        return Path(path).read_text().strip()
+        try:
+            return Path(path).read_text().strip()
+        except OSError as exc:
+            raise ImproperlyConfigured(f"{name}_FILE={path} cannot be read: {exc.strerror or exc}") from None
     return os.getenv(name, default)
 
 
@@ -173,8 +191,8 @@ STORAGES = {
 # Uploads: a problem file is read whole to validate every line before anything is written.
 # How often a process asks whether the bank, labels or active embedding changed before recommending
 # (index seeks), and how often it also counts rows to notice deletions (table scans).
-PRACTICE_BANK_RECHECK_SECONDS = float(os.getenv("PRACTICE_BANK_RECHECK_SECONDS", "3"))
-PRACTICE_BANK_COUNT_SECONDS = float(os.getenv("PRACTICE_BANK_COUNT_SECONDS", "60"))
+PRACTICE_BANK_RECHECK_SECONDS = envseconds("PRACTICE_BANK_RECHECK_SECONDS", "3")
+PRACTICE_BANK_COUNT_SECONDS = envseconds("PRACTICE_BANK_COUNT_SECONDS", "60")
 # Sign-in throttling (login form and POST /api/token/): failures per account, and per address,
 # within the window; beyond that, tries are refused until the oldest failure leaves the window.
 LOGIN_FAILURE_LIMIT = envint("LOGIN_FAILURE_LIMIT", "5")
@@ -184,7 +202,7 @@ PROBLEM_IMPORT_MAX_BYTES = envint("PROBLEM_IMPORT_MAX_BYTES", str(50 * 1024 * 10
 # A rule RE2 refuses runs on the backtracking `regex` module: at most RULE_FALLBACK_TIMEOUT_SECONDS on
 # one problem, and at most RULE_FALLBACK_BUDGET_SECONDS over the whole bank (a preview, a save's check,
 # one extraction run), so a slow rule cannot tie up a worker however large the bank.
-RULE_FALLBACK_BUDGET_SECONDS = float(os.getenv("RULE_FALLBACK_BUDGET_SECONDS", "2"))
+RULE_FALLBACK_BUDGET_SECONDS = envseconds("RULE_FALLBACK_BUDGET_SECONDS", "2")
 # The rules (and the hybrid source's learned half) read a problem's solution after its statement, where it
 # has one (README, "Rules read the solution"): labellers read it too, and it often names what the statement
 # leaves to the solver. False: the statement alone, as before stop 39.
@@ -198,11 +216,11 @@ if EMBEDDING_FALLBACK_TEXT not in {"", "lsa", "minilm"}:
 # The text share from accepted triplets (README, "No problem without a vector", step 5): in rules and hybrid runs, a collection with at least
 # this many accepted triplets chooses its text share on them. Empty or 0: off (the default); 30 is what was measured.
 _triplet_share_min = os.getenv("EMBEDDING_TRIPLET_SHARE_MIN", "").strip()
-if _triplet_share_min and not _triplet_share_min.isdigit():
+if _triplet_share_min and not re.fullmatch(r"[0-9]+", _triplet_share_min):  # isdigit() takes "²", which int() refuses
     raise ImproperlyConfigured(f"Unexpected value EMBEDDING_TRIPLET_SHARE_MIN={_triplet_share_min}, use a whole number of triplets (0: off)")
 EMBEDDING_TRIPLET_SHARE_MIN = int(_triplet_share_min or 0)
 # The same attempt posted again within this many seconds (a double click, a client's retry) is stored once.
-ATTEMPT_DUPLICATE_WINDOW_SECONDS = float(os.getenv("ATTEMPT_DUPLICATE_WINDOW_SECONDS", "10"))
+ATTEMPT_DUPLICATE_WINDOW_SECONDS = envseconds("ATTEMPT_DUPLICATE_WINDOW_SECONDS", "10")
 FILE_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024
 DATA_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024
 

@@ -73,6 +73,13 @@ def test_secret_key_can_come_from_a_file(tmp_path: Path) -> None:
         ({"EMBEDDING_FALLBACK_TEXT": "bert"}, "Unexpected value EMBEDDING_FALLBACK_TEXT=bert, use 'minilm' or 'lsa'"),
         ({"EMBEDDING_TRIPLET_SHARE_MIN": "thirty"}, "Unexpected value EMBEDDING_TRIPLET_SHARE_MIN=thirty, use a whole number of triplets (0: off)"),
         ({"RULES_READ_SOLUTIONS": "sometimes"}, "Unexpected value RULES_READ_SOLUTIONS=sometimes, use 'True' or 'False'"),
+        ({"EMBEDDING_TRIPLET_SHARE_MIN": "²"}, "Unexpected value EMBEDDING_TRIPLET_SHARE_MIN=², use a whole number"),
+        # Durations: a number of seconds, finite and not negative (a NaN budget would never run out).
+        ({"PRACTICE_BANK_RECHECK_SECONDS": "abc"}, "Unexpected value PRACTICE_BANK_RECHECK_SECONDS=abc, use a number of seconds"),
+        ({"PRACTICE_BANK_COUNT_SECONDS": "inf"}, "Unexpected value PRACTICE_BANK_COUNT_SECONDS=inf, use a number of seconds, 0 or more"),
+        ({"RULE_FALLBACK_BUDGET_SECONDS": "nan"}, "Unexpected value RULE_FALLBACK_BUDGET_SECONDS=nan, use a number of seconds, 0 or more"),
+        ({"ATTEMPT_DUPLICATE_WINDOW_SECONDS": "-5"}, "Unexpected value ATTEMPT_DUPLICATE_WINDOW_SECONDS=-5, use a number of seconds, 0 or more"),
+        ({"SECRET_KEY_FILE": "/nonexistent/key"}, "SECRET_KEY_FILE=/nonexistent/key cannot be read: No such file or directory"),
     ],
 )
 def test_unexpected_values_are_refused(env: dict[str, str], message: str) -> None:
