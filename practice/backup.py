@@ -57,8 +57,11 @@ VERSION = 1
 KINDS = (
     "users", "modules", "concepts", "problems", "rules", "labels", "label_sets", "label_resolutions",
     "held_out", "selected_words", "triplets", "attempts", "extraction_runs", "extractor_reports", "embedding_runs",
-    "active_embedding", "neural_experiments",
+    "active_embedding", "embedding_default", "neural_experiments",
 )
+# Kinds that are one object (or null), not a list. A file written before embedding_default was a kind
+# keeps the site default in active_embedding.site_default, and restores as before.
+SINGLE_KINDS = ("active_embedding", "embedding_default")
 HEADER = ("format", "version", "exported_at", "counts")
 
 # Every model of the four apps but NOT_BACKED_UP; a test fails when a model is added and not listed (and backed up) here.
@@ -81,13 +84,18 @@ MOVED_PERMISSIONS = {f"problems.{verb}_attempt": f"practice.{verb}_attempt" for 
 COUNT_NAMES = (
     "users", "modules", "concepts", "problems", "rules", "rule_versions", "labels", "label_sets",
     "label_resolutions", "held_out", "selected_words", "triplets", "votes", "attempts", "extraction_runs",
-    "extracted_concepts", "extractor_reports", "embedding_runs", "active_embedding", "neural_experiments",
+    "extracted_concepts", "extractor_reports", "embedding_runs", "active_embedding", "embedding_default", "neural_experiments",
     "neural_suggestions",
 )
 _NESTED = {"rules": ("versions", "rule_versions"), "triplets": ("votes", "votes"),
            "extraction_runs": ("extracted", "extracted_concepts"), "neural_experiments": ("suggestions", "neural_suggestions")}
 
 _MISSING_PROBLEM = -1  # a run's vector row for a problem deleted before the export: matches no problem
+
+# Keys of an embedding run's `notes` that hold problem ids, written as problem keys like `problem_ids`: each
+# entry is [anchor, positive, negative, right] (embeddings/services.py; embeddings/selectors.run_triplets_correct).
+# Nothing else in a run's notes, an extraction run's details or an experiment's results names a problem.
+NOTES_TRIPLETS = ("triplet_share_out_of_fold",)
 
 
 class BackupError(ValueError):
@@ -113,7 +121,7 @@ def backup_counts(data: dict[str, Any]) -> dict[str, int]:
     counts = {name: 0 for name in COUNT_NAMES}
     for kind in KINDS:
         value = data.get(kind)
-        if kind == "active_embedding":
+        if kind in SINGLE_KINDS:
             counts[kind] = int(value is not None)
             continue
         counts[kind] = len(value or [])
@@ -166,6 +174,10 @@ def _decode(f: models.Field, value: Any, where: str) -> Any:
         except (ValueError, binascii.Error):
             raise BackupError(f"{what} is not valid base64") from None
     if isinstance(f, models.JSONField):
+        # The model's default says which the code reads: a dict (params, notes, ...) or a list (losses, ...).
+        expected = f.default if f.default in (dict, list) else None
+        if expected is not None and not isinstance(value, expected):
+            raise BackupError(f"{what} must be a JSON {'object' if expected is dict else 'list'}, got {_json_kind(value)}")
         return value
     if isinstance(f, models.DateTimeField):
         try:
@@ -198,6 +210,13 @@ def _decode(f: models.Field, value: Any, where: str) -> Any:
     except ValidationError as exc:
         raise BackupError(f"{what}: {'; '.join(exc.messages)}") from None
     return value
+
+
+def _json_kind(value: Any) -> str:
+    for kind, name in ((bool, "true/false"), (dict, "an object"), (list, "a list"), (str, "text"), ((int, float), "a number")):
+        if isinstance(value, kind):
+            return name
+    return type(value).__name__
 
 
 def _in(model: type[models.Model], record: dict[str, Any], where: str, handled: Iterable[str] = ()) -> dict[str, Any]:
@@ -233,12 +252,12 @@ class _Exporter:
         self.problems = {pid: [c, s] for pid, c, s in Problem.objects.values_list("id", "collection", "source_id")}
         self.versions = {vid: [slug, n] for vid, slug, n in ConceptRuleVersion.objects.values_list("id", "rule__concept__slug", "number")}
 
-    def site_default(self) -> dict[str, Any]:
-        """The instructor's site default embedding (method, source), kept with the active embedding."""
-        row = EmbeddingDefault.objects.filter(pk=1).values("method", "source", "updated_by_id").first()
+    def embedding_default(self) -> dict[str, Any] | None:
+        """The instructor's site default embedding, whether or not a run is active yet (null: never chosen)."""
+        row = EmbeddingDefault.objects.filter(pk=1).values().first()
         if row is None:
-            return {}
-        return {"site_default": {"method": row["method"], "source": row["source"], "updated_by": self.user(row["updated_by_id"])}}
+            return None
+        return {**_out(EmbeddingDefault, row, {"updated_by"}), "updated_by": self.user(row["updated_by_id"])}
 
     def user(self, user_id: int | None) -> str | None:
         if user_id is None:
@@ -288,12 +307,12 @@ class _Exporter:
             "embedding_runs": self.embedding_runs(),
             "active_embedding": next(
                 (
-                    {**_out(ActiveEmbedding, row, {"run", "activated_by"}), "run": row["run_id"], "activated_by": self.user(row["activated_by_id"]),
-                     **self.site_default()}
+                    {**_out(ActiveEmbedding, row, {"run", "activated_by"}), "run": row["run_id"], "activated_by": self.user(row["activated_by_id"])}
                     for row in ActiveEmbedding.objects.filter(pk=1).values()
                 ),
                 None,
             ),
+            "embedding_default": self.embedding_default(),
             "neural_experiments": self.neural_experiments(),
         }
         data["users"] = self.users()  # last: it holds everyone the records above named
@@ -392,7 +411,7 @@ class _Exporter:
 
     def embedding_runs(self) -> list[dict[str, Any]]:
         out = []
-        handled = {"created_by", "extraction_run", "problem_ids", "missing"}
+        handled = {"created_by", "extraction_run", "problem_ids", "missing", "notes"}
         for row in EmbeddingRun.objects.order_by("id").values().iterator(chunk_size=20):
             ids = np.frombuffer(bytes(row["problem_ids"]), dtype=np.int64).tolist()
             out.append({
@@ -401,9 +420,20 @@ class _Exporter:
                 # Rows of problems deleted since the run was built have no key left: null.
                 "problem_ids": [self.problems.get(pid) for pid in ids],
                 "missing": [self.problems.get(pid) for pid in row["missing"]],
+                "notes": self.run_notes(row["notes"]),
                 "fingerprint_current": row["fingerprint"] == _embedding_fingerprint(row["method"], row["source"], row["params"]),
             })
         return out
+
+    def run_notes(self, notes: Any) -> Any:
+        """A run's notes, with the problem ids of NOTES_TRIPLETS as problem keys (null: deleted since)."""
+        if not isinstance(notes, dict) or not any(isinstance(notes.get(name), list) for name in NOTES_TRIPLETS):
+            return notes
+        notes = dict(notes)
+        for name in NOTES_TRIPLETS:
+            if isinstance(notes.get(name), list):
+                notes[name] = [[*(self.problems.get(pid) for pid in entry[:3]), *entry[3:]] for entry in notes[name]]
+        return notes
 
     def neural_experiments(self) -> list[dict[str, Any]]:
         suggestions: dict[int, list[dict[str, Any]]] = {}
@@ -564,7 +594,8 @@ class _Importer:
         self.extraction_runs: dict[Any, int] = {}
         self.embedding_runs: dict[Any, int] = {}
         self.current_extraction: list[int] = []
-        self.current_embedding: list[int] = []
+        self.current_embedding: dict[int, str] = {}  # new id -> where in the file
+        self.legacy_default: dict[str, Any] | None = None  # active_embedding.site_default of a file written before embedding_default
 
     def records(self, kind: str) -> Iterator[tuple[str, dict[str, Any]]]:
         for i, record in enumerate(_records(self.data.get(kind), kind)):
@@ -874,15 +905,58 @@ class _Importer:
                 raise BackupError(f"{where}: {name}[{i}] names an unknown problem {key!r}") from None
         return out
 
+    def _run_notes(self, record: dict[str, Any], where: str) -> tuple[dict[str, Any], bool]:
+        """A run's notes with the problem keys of NOTES_TRIPLETS back as this database's ids, and whether
+        the file held them as the exporting database's ids (written before they were keys): those match
+        no problem here, so they are left out, and the caller restores the run as out of date."""
+        notes = dict(_decode(EmbeddingRun._meta.get_field("notes"), record["notes"], where))
+        old_ids = False
+        for name in NOTES_TRIPLETS:
+            if name not in notes:
+                continue
+            at = f"{where}: 'notes' {name}"
+            entries = notes[name]
+            if not isinstance(entries, list):
+                raise BackupError(f"{at} must be a list of [anchor, positive, negative, right]")
+            mapped, raw = [], 0
+            for i, entry in enumerate(entries):
+                if not isinstance(entry, list) or len(entry) != 4 or entry[3] not in (0, 1) or isinstance(entry[3], float):
+                    raise BackupError(f"{at}[{i}] must be [anchor, positive, negative, right]: three problem keys and 0 or 1, got {entry!r}")
+                if all(isinstance(v, int) and not isinstance(v, bool) for v in entry[:3]):
+                    raw += 1  # an old file's database ids
+                    continue
+                ids = []
+                for j, key in enumerate(entry[:3]):
+                    if key is None:  # a problem deleted before the export
+                        ids.append(_MISSING_PROBLEM)
+                        continue
+                    try:
+                        ids.append(self.problems[_key(key)])
+                    except (KeyError, TypeError):
+                        raise BackupError(f"{at}[{i}][{j}] names an unknown problem {key!r}") from None
+                mapped.append([*ids, int(entry[3])])
+            if raw and mapped:
+                raise BackupError(f"{at} mixes problem keys [collection, id] with bare ids")
+            if raw:
+                del notes[name]
+                old_ids = True
+            else:
+                notes[name] = mapped
+        return notes, old_ids
+
     def import_embedding_runs(self) -> None:
         objs, keys = [], []
-        handled = {"key", "created_by", "extraction_run", "problem_ids", "missing", "fingerprint_current"}
+        handled = {"key", "created_by", "extraction_run", "problem_ids", "missing", "fingerprint_current", "notes"}
         for where, record in self.records("embedding_runs"):
             key = self.job_key(record, self.embedding_runs, where)
             self.embedding_runs[key] = -1
             ids = self._problem_id_list(record, "problem_ids", where)
+            fields = _in(EmbeddingRun, record, where, handled)
+            old_ids = False
+            if "notes" in record:
+                fields["notes"], old_ids = self._run_notes(record, where)
             run = EmbeddingRun(
-                **_in(EmbeddingRun, record, where, handled),
+                **fields,
                 created_by_id=self.user(record, "created_by", where),
                 extraction_run_id=_ref(self.extraction_runs, record, "extraction_run", "extraction run key", where),
                 problem_ids=np.asarray(ids, dtype=np.int64).tobytes(),
@@ -893,12 +967,13 @@ class _Importer:
                     f"{where}: 'vectors' holds {len(bytes(run.vectors))} bytes, but {len(ids)} problems x dim {run.dim} float32 need {len(ids) * run.dim * 4}"
                 )
             objs.append(run)
-            keys.append((key, self.flag(record, "fingerprint_current", where)))
+            # A run whose out-of-fold judgements were lost is not reused: the next rebuild makes them again.
+            keys.append((key, self.flag(record, "fingerprint_current", where) and not old_ids, where))
         _create(EmbeddingRun, objs, "embedding_runs")
-        for run, (key, current) in zip(objs, keys):
+        for run, (key, current, where) in zip(objs, keys):
             self.embedding_runs[key] = run.pk
             if current:
-                self.current_embedding.append(run.pk)
+                self.current_embedding[run.pk] = where
         self.counts["embedding_runs"] = len(objs)
 
     def import_active_embedding(self) -> None:
@@ -915,17 +990,30 @@ class _Importer:
             [ActiveEmbedding(pk=1, run_id=run, activated_by_id=activated_by, **_in(ActiveEmbedding, record, where, {"run", "activated_by", "site_default"}))],
             where,
         )
+        # A file written before embedding_default was a kind keeps the site default here (import_embedding_default).
         default = record.get("site_default")
         if default is not None:
-            where = "active_embedding.site_default"
             if not isinstance(default, dict):
-                raise BackupError(f"{where} must be an object")
-            updated_by = self.user(default, "updated_by", where)
-            fields = _in(EmbeddingDefault, default, where, {"updated_by"})
-            if not isinstance(fields.get("method"), str) or fields.get("source") not in ConceptSource.values:
-                raise BackupError(f"{where}: needs a 'method' and a 'source' (labels, rules or hybrid)")
-            _create(EmbeddingDefault, [EmbeddingDefault(pk=1, updated_by_id=updated_by, **fields)], where)
+                raise BackupError(f"{where}.site_default must be an object")
+            self.legacy_default = default
         self.counts["active_embedding"] = 1
+
+    def import_embedding_default(self) -> None:
+        record, where = self.data.get("embedding_default"), "embedding_default"
+        if self.legacy_default is not None:
+            if record is not None:
+                raise BackupError("the site default is given twice, in embedding_default and in active_embedding.site_default: keep one")
+            record, where = self.legacy_default, "active_embedding.site_default"
+        if record is None:
+            return
+        if not isinstance(record, dict):
+            raise BackupError(f"{where} must be an object or null")
+        updated_by = self.user(record, "updated_by", where)
+        fields = _in(EmbeddingDefault, record, where, {"updated_by"})
+        if not isinstance(fields.get("method"), str) or fields.get("source") not in ConceptSource.values:
+            raise BackupError(f"{where}: needs a 'method' and a 'source' (labels, rules or hybrid)")
+        _create(EmbeddingDefault, [EmbeddingDefault(pk=1, updated_by_id=updated_by, **fields)], where)
+        self.counts["embedding_default"] = 1
 
     def import_neural_experiments(self) -> None:
         objs, suggestions = [], []
@@ -957,6 +1045,9 @@ class _Importer:
                 if run.rules_run is not None:
                     ExtractionRun.objects.filter(pk=run.pk).update(fingerprint=_hybrid_fingerprint(run.rules_run))
         for run in EmbeddingRun.objects.filter(pk__in=self.current_embedding).only("method", "source", "params"):
-            fingerprint = _embedding_fingerprint(run.method, run.source, run.params)
+            try:  # params is an object (_decode), but a value in it may not be what the method reads
+                fingerprint = _embedding_fingerprint(run.method, run.source, run.params)
+            except (TypeError, ValueError) as exc:
+                raise BackupError(f"{self.current_embedding[run.pk]}: 'params' has a value of the wrong type ({exc})") from None
             if fingerprint is not None:
                 EmbeddingRun.objects.filter(pk=run.pk).update(fingerprint=fingerprint)

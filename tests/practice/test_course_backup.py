@@ -249,6 +249,19 @@ def test_replace_deletes_the_course_first_and_keeps_users(small_backup: Path) ->
         (lambda d: d["attempts"][0].update(created_at="2026-13-45T00:00:00+00:00"), r"attempts\[0\]: 'created_at' must be an ISO 8601"),
         (lambda d: d["triplets"].append({"anchor": ["test", "p1"], "positive": ["test", "p1"], "negative": ["test", "p2"]}),
          r"triplets\[\d+\]: anchor, positive and negative must be three different problems"),
+        # JSON columns hold what the code reads: an object (params, notes, ...) or a list (losses, ...).
+        (lambda d: d["embedding_runs"][0].update(params=[1, 2]), r"embedding_runs\[0\]: 'params' must be a JSON object, got a list"),
+        (lambda d: d["embedding_runs"][0].update(losses={"1": 0.5}), r"embedding_runs\[0\]: 'losses' must be a JSON list, got an object"),
+        (lambda d: d["embedding_runs"][0].update(notes="none"), r"embedding_runs\[0\]: 'notes' must be a JSON object, got text"),
+        (lambda d: d["embedding_runs"][0].update(source="rules", params={"triplet_share_min": "many"}),  # read by a rules run's fingerprint
+         r"embedding_runs\[0\]: 'params' has a value of the wrong type \(invalid literal for int"),
+        (lambda d: d["embedding_runs"][0]["notes"].update(triplet_share_out_of_fold=[[["test", "p1"], ["test", "p2"], ["test", "nope"], 1]]),
+         r"embedding_runs\[0\]: 'notes' triplet_share_out_of_fold\[0\]\[2\] names an unknown problem \['test', 'nope'\]"),
+        (lambda d: d["embedding_runs"][0]["notes"].update(triplet_share_out_of_fold=[[["test", "p1"], ["test", "p2"], 1]]),
+         r"embedding_runs\[0\]: 'notes' triplet_share_out_of_fold\[0\] must be \[anchor, positive, negative, right\]"),
+        (lambda d: d.update(embedding_default=[]), r"embedding_default must be an object or null"),
+        (lambda d: d.update(embedding_default={"method": "prob2vec", "source": "labels", "updated_by": "nobody"}),
+         r"embedding_default: 'updated_by' names an unknown user 'nobody'"),
         (lambda d: d.update(version=99), r"unsupported prob2vec-course version 99"),
         (lambda d: d.update(format="something-else"), r"not a course backup: format is 'something-else'"),
     ],
@@ -310,3 +323,135 @@ def test_a_file_written_before_attempts_moved_restores_their_permissions(small_b
     call_command("import_course", str(old), **quiet())
     lms = get_user_model().objects.get(username="lms")
     assert lms.has_perm("practice.add_attempt") and not lms.has_perm("practice.view_attempt")
+
+
+def test_the_site_default_is_restored_when_no_run_is_active(course: dict[str, Any], hana: Any, tmp_path: Path) -> None:
+    """The site default is its own kind (embedding_default), not part of the active embedding: an
+    instructor who chose one before any run of it was made active gets it back, with when and by whom."""
+    from embeddings.models import EmbeddingDefault
+    from embeddings.services import embedding_default_get, embedding_default_set
+
+    ActiveEmbedding.objects.all().delete()
+    embedding_default_set(method="onehot", source="rules", user=hana)
+    EmbeddingDefault.objects.filter(pk=1).update(updated_at="2025-03-04T05:06:07+00:00")  # auto_now: restored as it was
+    path = tmp_path / "course.json"
+    call_command("export_course", str(path), **quiet())
+    data = json.loads(path.read_text())
+    assert data["active_embedding"] is None and data["counts"]["embedding_default"] == 1
+    assert data["embedding_default"] == {"method": "onehot", "source": "rules", "updated_at": "2025-03-04T05:06:07+00:00", "updated_by": "hana"}
+    wipe_everything()
+    out = io.StringIO()
+    call_command("import_course", str(path), stdout=out, stderr=io.StringIO())
+    assert "0 active embedding, 1 embedding default" in out.getvalue()
+    assert embedding_default_get() == ("onehot", "rules")
+    row = EmbeddingDefault.objects.select_related("updated_by").get(pk=1)
+    assert row.updated_by is not None and row.updated_by.username == "hana"
+    assert row.updated_at.isoformat() == "2025-03-04T05:06:07+00:00"
+
+
+def test_a_file_written_before_embedding_default_restores_its_site_default(course: dict[str, Any], hana: Any, tmp_path: Path) -> None:
+    """Version 1 files written before embedding_default was a kind keep the default (without its time) in
+    active_embedding.site_default: they restore as before, and a file with both is refused."""
+    from embeddings.services import embedding_default_get, embedding_default_set
+
+    embedding_default_set(method="svd", source="labels", user=hana)
+    path = tmp_path / "course.json"
+    call_command("export_course", str(path), **quiet())
+    data = json.loads(path.read_text())
+    default = data.pop("embedding_default")
+    data["active_embedding"]["site_default"] = {"method": default["method"], "source": default["source"], "updated_by": default["updated_by"]}
+    old = tmp_path / "old.json"
+    old.write_text(json.dumps(data))
+    both = tmp_path / "both.json"
+    both.write_text(json.dumps({**data, "embedding_default": default}))
+    wipe_everything()
+    with pytest.raises(CommandError, match=r"the site default is given twice"):
+        call_command("import_course", str(both), **quiet())
+    assert all(n == 0 for n in table_counts().values())
+    out = io.StringIO()
+    call_command("import_course", str(old), stdout=out, stderr=io.StringIO())
+    assert "1 active embedding, 1 embedding default" in out.getvalue()
+    assert embedding_default_get() == ("svd", "labels")
+
+
+@pytest.fixture
+def share_course(problem_factory: Any, concept_factory: Any, hana: Any, settings: Any) -> None:
+    """A rules run whose collection chose its text share on its 30 accepted triplets (README step 5, as
+    in tests/embeddings/test_runs.py): its notes say, per triplet by problem ids, how the share chosen
+    on the other folds judged it (notes["triplet_share_out_of_fold"])."""
+    from concepts.models import Concept
+    from concepts.services import rule_save
+    from embeddings.services import triplet_create
+
+    concept_factory("nchoosek")
+    concept_factory("permutations")
+    for i in range(30):
+        a = problem_factory(f"Two fair dice are rolled, round {i}. What is the probability that the sum is seven?", collection="book", module="dice")
+        b = problem_factory(f"Two fair dice are rolled, round {i}. What is the probability that the sum is eight?", collection="book", module="dice")
+        c = problem_factory(f"A club of {i + 12} members elects a committee of five. In how many ways?", collection="book", module="dice")
+        triplet_create(anchor=a, positive=b, negative=c, user=hana, status="accepted")
+    rule_save(concept=Concept.objects.get(slug="nchoosek"), pattern=r"\bseven\b|\bcommittee\b", user=hana)
+    rule_save(concept=Concept.objects.get(slug="permutations"), pattern=r"\beight\b", user=hana)
+    call_command("extract_concepts", **quiet())
+    settings.EMBEDDING_TRIPLET_SHARE_MIN = 30
+
+
+def evaluate_book() -> tuple[float, str]:
+    """onehot/rules accuracy on the accepted triplets of "book", and what evaluate_triplets said on stderr."""
+    out, err = io.StringIO(), io.StringIO()
+    call_command("evaluate_triplets", "--collection", "book", "--methods", "onehot", "--json", stdout=out, stderr=err)
+    return json.loads(out.getvalue())["results"]["onehot"]["rules"], err.getvalue()
+
+
+def test_a_runs_out_of_fold_judgements_follow_their_problems_to_new_ids(share_course: None, tmp_path: Path) -> None:
+    """The file names the problems of notes["triplet_share_out_of_fold"] by key, as it does a run's
+    problem_ids: after a restore that numbers every problem afresh (--replace, into a database that held
+    the course), the restored run is reused and judges each triplet as it did before."""
+    evaluate_book()
+    run = EmbeddingRun.objects.get(method="onehot", source="rules")
+    # One triplet the other folds' share got wrong, although the share chosen on all 30 orders it: 29/30, not 30/30.
+    run.notes["triplet_share_out_of_fold"][0][3] = 0
+    run.save(update_fields=["notes"])
+    before = evaluate_book()
+    assert before[0] == pytest.approx(29 / 30) and "onehot/rules: 30 of the 30 triplets chose their collection's text share" in before[1]
+    old_ids, runs = set(Problem.objects.values_list("id", flat=True)), EmbeddingRun.objects.count()
+    path = tmp_path / "course.json"
+    call_command("export_course", str(path), **quiet())
+    written = next(r for r in json.loads(path.read_text())["embedding_runs"] if r["method"] == "onehot" and r["source"] == "rules")
+    first = written["notes"]["triplet_share_out_of_fold"][0]
+    assert first[3] == 0 and all(isinstance(key, list) and key[0] == "book" for key in first[:3])
+
+    call_command("import_course", str(path), "--replace", **quiet())
+    assert not old_ids & set(Problem.objects.values_list("id", flat=True))
+    after = evaluate_book()
+    assert EmbeddingRun.objects.count() == runs  # reused, not trained again
+    assert after[0] == before[0]
+    assert f"30 of the 30 triplets chose their collection's text share in run #{EmbeddingRun.objects.get(method='onehot', source='rules').pk}" in after[1]
+
+
+def test_a_file_with_the_old_databases_ids_in_a_runs_notes_restores_the_run_out_of_date(share_course: None, tmp_path: Path) -> None:
+    """Files written before those problems were keys hold the exporting database's ids, which name no
+    problem here (or the wrong one): the restore leaves them out, and the run is not reused, so the next
+    rebuild judges the triplets out of fold again."""
+    from embeddings.selectors import accepted_triplets
+
+    evaluate_book()
+    ids = {tuple(t) for t in accepted_triplets("book")}
+    path = tmp_path / "course.json"
+    call_command("export_course", str(path), **quiet())
+    data = json.loads(path.read_text())
+    record = next(r for r in data["embedding_runs"] if r["method"] == "onehot" and r["source"] == "rules")
+    keys = {tuple(p): pid for pid, p in ((p.pk, [p.collection, p.source_id]) for p in Problem.objects.all())}
+    record["notes"]["triplet_share_out_of_fold"] = [[*(keys[tuple(k)] for k in e[:3]), e[3]] for e in record["notes"]["triplet_share_out_of_fold"]]
+    assert {tuple(e[:3]) for e in record["notes"]["triplet_share_out_of_fold"]} == ids  # as the previous version wrote them
+    old = tmp_path / "old.json"
+    old.write_text(json.dumps(data))
+    runs = EmbeddingRun.objects.count()
+
+    call_command("import_course", str(old), "--replace", **quiet())
+    restored = EmbeddingRun.objects.get(method="onehot", source="rules")
+    assert "triplet_share_out_of_fold" not in restored.notes and restored.notes["triplet_share"]["book"]["triplets"] == 30
+    accuracy, said = evaluate_book()
+    assert EmbeddingRun.objects.count() == runs + 1  # the onehot/rules run is built again; the others are reused
+    rebuilt = EmbeddingRun.objects.filter(method="onehot", source="rules").latest("id")
+    assert accuracy == 1.0 and f"30 of the 30 triplets chose their collection's text share in run #{rebuilt.pk}" in said
