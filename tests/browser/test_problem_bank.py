@@ -44,6 +44,28 @@ def test_math_renders_again_after_an_htmx_swap(
     assert page.locator("#problem-results").count() == 1  # the fragment replaces itself, never nests
 
 
+
+def test_the_filters_trigger_parses_and_next_after_a_search_shows_the_next_page(
+    page: Any, live_server: Any, login: Any, alice: Any, problem_factory: Any
+) -> None:
+    """htmx read `from:#problem-filters select` only to the first space: five syntax errors on every
+    load, and the whole form fired on any change (the search box losing focus), so "Next →" right
+    after typing sent two requests and the list could stay on page 1 under a page-2 address."""
+    errors: list[str] = []
+    page.on("console", lambda message: errors.append(message.text) if message.type == "error" else None)
+    for i in range(30):
+        problem_factory(f"Toss a coin {i} times.", title=f"Coin {i:02d}")
+    login("alice")
+    page.wait_for_selector("#problem-results .problem-link")
+    page.fill("#id_q", "coin")
+    page.wait_for_url("**q=coin**")
+    page.click("text=Next →")  # the search box loses focus: a change event, which must not send the form
+    page.wait_for_url("**page=2**")
+    page.wait_for_selector("#problem-results :text('Page 2 of')")
+    page.wait_for_timeout(600)  # past the debounce: a second request, if any, would have landed by now
+    assert "Page 2 of" in page.locator("#problem-results").inner_text() and "page=2" in page.url
+    assert not [e for e in errors if "htmx" in e], errors
+
 # Real textbook markup (../shared/data): OpenIntro's parts and align*, a spanning table header, and
 # Grinstead & Snell's eqnarray*, \emx and \ref, which pages showed as LaTeX source before stop 32.
 TEXTBOOK = (
