@@ -43,6 +43,22 @@ def test_a_wrong_answer_brings_a_similar_problem_and_a_right_one_a_new_concept(c
 
 
 @pytest.mark.django_db
+def test_money_in_a_title_a_reason_names_is_a_dollar_sign_not_math(client: Any, sam: Any, course: dict[str, Any]) -> None:
+    """The reason sits in a math container (a title may hold a formula): a bare dollar before a digit
+    is money there too, in a span KaTeX skips, as the title is everywhere else ("spent $150, $200")."""
+    for name in ("count1", "count2"):
+        course[name].title = "Three students spent $150, $200, and $225"
+        course[name].save()
+    client.force_login(sam)
+    offered(client)
+    client.post(reverse("practice:practice"), {"action": "answer", "answer": "7"})
+    _, reason = offered(client)
+    dollar = '<span class="no-math">$</span>'
+    assert f"You did not solve \u201cThree students spent {dollar}150, {dollar}200, and {dollar}225\u201d" in reason, reason
+    progress = client.get(reverse("practice:my-progress")).content.decode()
+    assert f"spent {dollar}150" in progress and "spent $150" not in progress
+
+@pytest.mark.django_db
 def test_self_reports_skip_and_similar(client: Any, sam: Any, course: dict[str, Any]) -> None:
     client.force_login(sam)
     first, _ = offered(client)
