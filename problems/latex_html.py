@@ -189,21 +189,44 @@ def _expand_to_math(spans: list[tuple[int, int]], text: str) -> list[tuple[int, 
     return grown
 
 
+# How rule_text (concepts/extraction.py) joins a statement and its solution ("Solution:" is its
+# SOLUTION_HEADING). The preview finds math in each apart, as the page shows them: a money $ in the
+# statement ("a $3 profit") never pairs with a formula's $ in the solution.
+_SOLUTION_JOIN = "\n\nSolution: "
+
+
+def _rule_text_parts(text: str) -> list[tuple[int, int]]:
+    """Where the statement and the solution of a rule text lie (the join goes with the solution)."""
+    cut = text.find(_SOLUTION_JOIN)
+    return [(0, len(text))] if cut < 0 else [(0, cut), (cut, len(text))]
+
+
 def latex_highlight(text: str, spans: list[tuple[int, int]]) -> str:
     """Problem text with matched character spans in <mark>, for the rule preview.
 
-    Line breaks are kept; math stays in its delimiters for KaTeX. Text-mode conversions are
-    skipped on purpose (the TA sees the source the regex ran on), except two that would otherwise
+    Line breaks outside math are kept (<br>); inside math they stay line breaks, so a formula stays
+    one text node KaTeX typesets. Math stays in its delimiters for KaTeX, found in the statement and
+    the solution of a rule text apart (a highlight over the join is two marks). Text-mode conversions
+    are skipped on purpose (the TA sees the source the regex ran on), except two that would otherwise
     read as noise: ``quotes'' become curly quotes, and a tabular is shown as its source in a box
     (class tex-source) that KaTeX leaves alone, as is a $ outside math.
     """
-    out, pos = [], 0
-    for start, end in _expand_to_math(spans, text):
-        out.append(_source_piece(text[pos:start]))
-        out.append(f"<mark>{_source_piece(text[start:end])}</mark>")
-        pos = end
-    out.append(_source_piece(text[pos:]))
-    return "".join(out).replace("\n", "<br>")
+    out = []
+    for lo, hi in _rule_text_parts(text):
+        part = text[lo:hi]
+        # The spans in this part, cut to it; an empty span goes to the part it starts in.
+        inside = [
+            (max(s, lo) - lo, min(e, hi) - lo)
+            for s, e in spans
+            if (s < hi or s == hi == len(text)) and (e > lo or s == e >= lo)
+        ]
+        pos = 0
+        for start, end in _expand_to_math(inside, part):
+            out.append(_source_piece(part[pos:start]))
+            out.append(f"<mark>{_source_piece(part[start:end])}</mark>")
+            pos = end
+        out.append(_source_piece(part[pos:]))
+    return "".join(out)
 
 
 def _source_piece(piece: str) -> str:
@@ -211,18 +234,21 @@ def _source_piece(piece: str) -> str:
     out, pos = [], 0
     for m in _SOURCE_TABLE.finditer(piece):
         out.append(_quotes_outside_math(html.escape(piece[pos : m.start()], quote=False)))
-        out.append(f'<span class="no-math tex-source">{html.escape(m.group(0), quote=False)}</span>')
+        out.append(f'<span class="no-math tex-source">{html.escape(m.group(0), quote=False).replace(chr(10), "<br>")}</span>')
         pos = m.end()
     out.append(_quotes_outside_math(html.escape(piece[pos:], quote=False)))
     return "".join(out)
 
 
 def _quotes_outside_math(escaped: str) -> str:
-    """Curly quotes outside math, and each $ there (money, or the one in "\\$") in a no-math span:
-    KaTeX's auto-render would pair it with the next one."""
+    """Curly quotes outside math, each $ there (money, or the one in "\\$") in a no-math span (KaTeX's
+    auto-render would pair it with the next one), and each line break there a <br>. A line break in
+    math stays one: a <br> would split the formula into text nodes KaTeX pairs the dollars of apart."""
     parts = _MATH.split(escaped)
     return "".join(
-        part if i % 2 else _QUOTES.sub(lambda m: "\u201c" if m.group(0) == "``" else "\u201d", part).replace("$", _DOLLAR_SIGN)
+        part
+        if i % 2
+        else _QUOTES.sub(lambda m: "\u201c" if m.group(0) == "``" else "\u201d", part).replace("$", _DOLLAR_SIGN).replace("\n", "<br>")
         for i, part in enumerate(parts)
     )
 

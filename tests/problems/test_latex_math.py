@@ -58,3 +58,34 @@ def test_the_rule_preview_shows_money_as_dollar_signs() -> None:
 )
 def test_environments_katex_does_not_know_are_rewritten(text: str, expected: str) -> None:
     assert latex_to_html(text) == expected
+
+
+def test_a_line_break_inside_a_formula_stays_in_the_formula() -> None:
+    """A <br> inside $...$ split the formula into text nodes, and KaTeX paired the wrong dollars
+    (OpenStax: "e$^{-\\n\\frac{t}{8}}\\approx$" shown as TeX source)."""
+    html_ = latex_highlight("so e$^{-\n\\frac{t}{8}}\\approx$ 0.5\nnext", [])
+    assert html_ == "so e$^{-\n\\frac{t}{8}}\\approx$ 0.5<br>next"
+    assert latex_highlight("a\n$x\ny$", [(0, 1)]) == "<mark>a</mark><br>$x\ny$"
+    assert latex_highlight("a $x\ny$", [(3, 4)]) == "a <mark>$x\ny$</mark>"  # the mark holds it whole
+
+
+def test_money_in_the_statement_never_pairs_with_a_formula_in_the_solution() -> None:
+    from concepts.extraction import rule_text
+
+    # Read as one text, "$3 profit.<br><br>Solution: The mean ($" is a formula, and "$) is" money.
+    text = rule_text("They made a $3 profit.", "The mean ($\\mu$) is 3.")
+    assert latex_highlight(text, []) == f"They made a {SIGN}3 profit.<br><br>Solution: The mean ($\\mu$) is 3."
+    text = rule_text("They made a $3 profit.", "So $p = 3$.")
+    # Spans still index the joined text; a match over the join is marked on both sides of it.
+    cut = text.index("\n")
+    assert latex_highlight(text, [(cut - 7, cut + 3)]) == (
+        f"They made a {SIGN}3 <mark>profit.</mark><mark><br><br>S</mark>olution: So $p = 3$."
+    )
+    assert latex_highlight(text, [(text.index("p ="), text.index("p =") + 1)]).endswith("So <mark>$p = 3$</mark>.")
+
+
+def test_the_preview_splits_a_rule_text_where_rule_text_joins_it() -> None:
+    from concepts.extraction import _SOLUTION_START
+    from problems.latex_html import _SOLUTION_JOIN
+
+    assert _SOLUTION_JOIN == _SOLUTION_START
