@@ -894,16 +894,17 @@ class _Importer:
         keys = record.get(name, [])
         if not isinstance(keys, list):
             raise BackupError(f"{where}: {name!r} must be a list of problem keys [collection, id]")
-        out = []
-        for i, key in enumerate(keys):
-            if key is None:
-                out.append(_MISSING_PROBLEM)
-                continue
-            try:
-                out.append(self.problems[_key(key)])
-            except (KeyError, TypeError):
-                raise BackupError(f"{where}: {name}[{i}] names an unknown problem {key!r}") from None
-        return out
+        return [self._problem_id(key, f"{where}: {name}[{i}]") for i, key in enumerate(keys)]
+
+    def _problem_id(self, key: Any, what: str) -> int:
+        """This database's id of a problem key [collection, id]; null (a problem deleted before the
+        export) gives an id that matches no problem."""
+        if key is None:
+            return _MISSING_PROBLEM
+        try:
+            return self.problems[_key(key)]
+        except (KeyError, TypeError):
+            raise BackupError(f"{what} names an unknown problem {key!r}") from None
 
     def _run_notes(self, record: dict[str, Any], where: str) -> tuple[dict[str, Any], bool]:
         """A run's notes with the problem keys of NOTES_TRIPLETS back as this database's ids, and whether
@@ -925,15 +926,7 @@ class _Importer:
                 if all(isinstance(v, int) and not isinstance(v, bool) for v in entry[:3]):
                     raw += 1  # an old file's database ids
                     continue
-                ids = []
-                for j, key in enumerate(entry[:3]):
-                    if key is None:  # a problem deleted before the export
-                        ids.append(_MISSING_PROBLEM)
-                        continue
-                    try:
-                        ids.append(self.problems[_key(key)])
-                    except (KeyError, TypeError):
-                        raise BackupError(f"{at}[{i}][{j}] names an unknown problem {key!r}") from None
+                ids = [self._problem_id(key, f"{at}[{i}][{j}]") for j, key in enumerate(entry[:3])]
                 mapped.append([*ids, int(entry[3])])
             if raw and mapped:
                 raise BackupError(f"{at} mixes problem keys [collection, id] with bare ids")
