@@ -11,6 +11,7 @@ or cancelled job, does nothing.
 from __future__ import annotations
 
 import logging
+import time
 from typing import Any
 
 from django.db import transaction
@@ -78,3 +79,17 @@ def job_fail_unfinished(*, model: type[BackgroundJob], job_id: int, error: str) 
     if failed:
         logger.error("%s #%s failed: %s", model.__name__, job_id, error)
     return bool(failed)
+
+
+def job_wait(*, model: type[BackgroundJob], job_id: int, timeout: float | None = None, defer: tuple[str, ...] = ()) -> BackgroundJob:
+    """The job once it is no longer queued or running, or as it is after `timeout` seconds
+    (default CELERY_TASK_TIME_LIMIT): how a command that ran its job here, or found a worker had
+    it, waits for the outcome. `defer`: large columns the caller does not read."""
+    from django.conf import settings
+
+    limit = time.monotonic() + (timeout if timeout is not None else settings.CELERY_TASK_TIME_LIMIT)
+    while True:
+        job = model.objects.defer(*defer).get(pk=job_id)
+        if job.status not in (JobStatus.PENDING, JobStatus.RUNNING) or time.monotonic() > limit:
+            return job
+        time.sleep(0.5)

@@ -19,7 +19,7 @@ from django.db.models import Count, Max
 from django.utils import timezone
 
 from concepts import extraction, learned, rule_analysis
-from concepts.jobs import job_claim, job_enqueue, job_fail_unfinished
+from concepts.jobs import job_claim, job_enqueue, job_fail_unfinished, job_wait
 from concepts.models import (
     Concept,
     ConceptRule,
@@ -493,8 +493,6 @@ def extraction_run_wait(*, run: ExtractionRun, timeout: float | None = None) -> 
     fails the run with its message (a bug is logged with its traceback) and the failed run is
     returned, so no run is left RUNNING for later requests with the same inputs to wait on. An
     interrupt (Ctrl-C) fails the run too, and goes on."""
-    from django.conf import settings
-
     try:
         extraction_run_execute(run_id=run.pk)
     except BaseException as exc:
@@ -502,12 +500,7 @@ def extraction_run_wait(*, run: ExtractionRun, timeout: float | None = None) -> 
         if not isinstance(exc, Exception):
             raise
         logger.exception("extraction run %s failed in process", run.pk)
-    limit = time.monotonic() + (timeout if timeout is not None else settings.CELERY_TASK_TIME_LIMIT)
-    while True:
-        run = ExtractionRun.objects.get(pk=run.pk)
-        if run.status not in (JobStatus.PENDING, JobStatus.RUNNING) or time.monotonic() > limit:
-            return run
-        time.sleep(0.5)
+    return job_wait(model=ExtractionRun, job_id=run.pk, timeout=timeout)
 
 
 def extractor_report_start(

@@ -17,7 +17,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import Count, Max, Q
 from django.utils import timezone
 
-from concepts.jobs import job_claim, job_enqueue
+from concepts.jobs import job_claim, job_enqueue, job_wait
 from concepts.models import JobStatus
 from embeddings.models import (
     ActiveEmbedding,
@@ -296,12 +296,7 @@ def embedding_run_wait(*, run_id: int, timeout: float | None = None) -> Embeddin
     queued or running: a command that starts a rebuild reports the finished run, whoever built it
     (with a Redis broker a worker may claim the run first, or the lab may have started the same run)."""
     embedding_run_execute(run_id=run_id)
-    limit = time.monotonic() + (timeout if timeout is not None else settings.CELERY_TASK_TIME_LIMIT)
-    while True:
-        run = EmbeddingRun.objects.defer("vectors", "problem_ids", "concept_vectors").get(id=run_id)
-        if run.status not in (JobStatus.PENDING, JobStatus.RUNNING) or time.monotonic() > limit:
-            return run
-        time.sleep(0.5)
+    return job_wait(model=EmbeddingRun, job_id=run_id, timeout=timeout, defer=("vectors", "problem_ids", "concept_vectors"))
 
 
 def embedding_run_cancel(*, run: EmbeddingRun) -> bool:
