@@ -283,6 +283,10 @@ def embedding_run_start(*, method: str, source: str = ConceptSource.LABELS, para
             raise EmbeddingInputError(str(exc)) from exc
     same = EmbeddingRun.objects.filter(fingerprint=fingerprint).exclude(status__in=[JobStatus.FAILED, JobStatus.CANCELLED]).order_by("-id").first()
     if same is not None:
+        if same.status == JobStatus.DONE and (same.method, same.source) == embedding_default_get():
+            # The bank is back where this run left it (say a problem imported by mistake, rebuilt
+            # with, then deleted): it is the default's current result, as a new run would be.
+            _publish_reused(run_id=same.pk)
         return same
     run = EmbeddingRun.objects.create(
         method=method, source=source, params=params, fingerprint=fingerprint, extraction_run=extraction, created_by=user
@@ -608,6 +612,21 @@ def embedding_publish(*, run_id: int) -> bool:
     active.run, active.activated_by = run, None
     active.save()
     return True
+
+
+@transaction.atomic
+def _publish_reused(*, run_id: int) -> None:
+    """Make a reused finished run of the site default active, whatever its age: unlike a run that
+    finishes late (`embedding_publish`), it was just asked for, on the bank as it is now."""
+    run = EmbeddingRun.objects.filter(id=run_id, status=JobStatus.DONE).only("id").first()
+    if run is None:
+        return
+    active = ActiveEmbedding.objects.select_for_update().filter(pk=1).first()
+    if active is None:
+        ActiveEmbedding.objects.create(pk=1, run=run)
+    elif active.run_id != run.pk:
+        active.run, active.activated_by = run, None
+        active.save()
 
 
 # --- the active embedding: the site default, and making a run active by hand ----------------------

@@ -476,3 +476,18 @@ def test_a_collection_with_enough_accepted_triplets_chooses_its_text_share_on_th
     assert embedding_run_start(method="onehot", source="rules").id != run.id
     settings.EMBEDDING_TRIPLET_SHARE_MIN = 0
     assert embedding_run_start(method="onehot", source="rules").id == off.id
+
+
+def test_a_rebuild_that_reuses_an_older_run_for_the_bank_as_it_is_now_makes_it_active(bank: dict[str, Any], problem_factory: Any) -> None:
+    before = rebuild()
+    mistake = problem_factory("Imported by mistake", labels=["nchoosek", "Bayes-formula"], module="m")
+    with_mistake = rebuild()
+    assert with_mistake.id != before.id and active_run() == with_mistake
+    mistake.delete()
+    # The bank is as `before` saw it: its run is reused, and it, not the run with the deleted
+    # problem in it, is what the site serves.
+    again = rebuild()
+    assert again.id == before.id and active_run() == before
+    # A reused run of another method than the site default's changes nothing.
+    overlap = rebuild(method="onehot")
+    assert active_run() == before and rebuild(method="onehot").id == overlap.id and active_run() == before
