@@ -603,9 +603,8 @@ def embedding_publish(*, run_id: int) -> bool:
     run = EmbeddingRun.objects.filter(id=run_id, status=JobStatus.DONE).first()
     if run is None:
         return False
-    active = ActiveEmbedding.objects.select_for_update().filter(pk=1).first()
+    active = _active_row_locked(run=run)
     if active is None:
-        ActiveEmbedding.objects.create(pk=1, run=run)
         return True
     if active.run_id >= run.pk:
         return False
@@ -616,16 +615,18 @@ def embedding_publish(*, run_id: int) -> bool:
 
 @transaction.atomic
 def _publish_reused(*, run_id: int) -> None:
-    """Make a reused finished run of the site default active, whatever its age: unlike a run that
-    finishes late (`embedding_publish`), it was just asked for, on the bank as it is now."""
-    run = EmbeddingRun.objects.filter(id=run_id, status=JobStatus.DONE).only("id").first()
+    """Make a reused finished run of the site default active in place of an older result of the
+    default, whatever their ages: unlike a run that finishes late (`embedding_publish`), it was just
+    asked for, on the bank as it is now. A run someone made active by hand, or of another method or
+    source, stays (`evaluate_triplets` reuses the default's run too, and must change nothing)."""
+    run = EmbeddingRun.objects.filter(id=run_id, status=JobStatus.DONE).only("id", "method", "source").first()
     if run is None:
         return
-    active = ActiveEmbedding.objects.select_for_update().filter(pk=1).first()
-    if active is None:
-        ActiveEmbedding.objects.create(pk=1, run=run)
-    elif active.run_id != run.pk:
-        active.run, active.activated_by = run, None
+    active = _active_row_locked(run=run)
+    if active is None or active.run_id == run.pk or active.activated_by_id is not None:
+        return
+    if (active.run.method, active.run.source) == (run.method, run.source):
+        active.run = run
         active.save()
 
 
@@ -669,10 +670,24 @@ def embedding_activate(*, run_id: int, user: Any = None) -> EmbeddingRun:
         raise EmbeddingPolicyError(f"no embedding run #{run_id}")
     if run.status != JobStatus.DONE:
         raise EmbeddingPolicyError(f"run #{run_id} is {run.get_status_display()}: only a finished run can be made active")
-    active = ActiveEmbedding.objects.select_for_update().filter(pk=1).first()
-    if active is None:
-        ActiveEmbedding.objects.create(pk=1, run=run, activated_by=user)
-    else:
+    active = _active_row_locked(run=run, user=user)
+    if active is not None:
         active.run, active.activated_by = run, user
         active.save()
     return run
+
+
+def _active_row_locked(*, run: EmbeddingRun, user: Any = None) -> ActiveEmbedding | None:
+    """The active-embedding row, locked for this transaction; None when there was none and it has
+    just been created with `run` (by `user`). On a fresh install two runs may finish at once and
+    both find no row: the second insert fails on the first's, and then locks and returns that row
+    (a savepoint keeps the transaction usable), so the caller decides as it would have."""
+    active = ActiveEmbedding.objects.select_for_update().filter(pk=1).first()
+    if active is not None:
+        return active
+    try:
+        with transaction.atomic():
+            ActiveEmbedding.objects.create(pk=1, run=run, activated_by=user)
+        return None
+    except IntegrityError:
+        return ActiveEmbedding.objects.select_for_update().get(pk=1)

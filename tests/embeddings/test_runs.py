@@ -14,6 +14,7 @@ from embeddings.models import ActiveEmbedding, EmbeddingRun
 from problems.models import Problem
 from embeddings.selectors import active_run, run_arrays, run_concept_vectors
 from embeddings.services import (
+    embedding_activate,
     embedding_publish,
     embedding_run_cancel,
     embedding_run_execute,
@@ -478,7 +479,7 @@ def test_a_collection_with_enough_accepted_triplets_chooses_its_text_share_on_th
     assert embedding_run_start(method="onehot", source="rules").id == off.id
 
 
-def test_a_rebuild_that_reuses_an_older_run_for_the_bank_as_it_is_now_makes_it_active(bank: dict[str, Any], problem_factory: Any) -> None:
+def test_a_rebuild_that_reuses_an_older_run_for_the_bank_as_it_is_now_makes_it_active(bank: dict[str, Any], problem_factory: Any, hana: Any) -> None:
     before = rebuild()
     mistake = problem_factory("Imported by mistake", labels=["nchoosek", "Bayes-formula"], module="m")
     with_mistake = rebuild()
@@ -488,6 +489,46 @@ def test_a_rebuild_that_reuses_an_older_run_for_the_bank_as_it_is_now_makes_it_a
     # problem in it, is what the site serves.
     again = rebuild()
     assert again.id == before.id and active_run() == before
-    # A reused run of another method than the site default's changes nothing.
+    # A reused run of another method than the site default's changes nothing, and a run made active
+    # by hand stays when the default's run is reused (evaluate_triplets reuses it too).
     overlap = rebuild(method="onehot")
     assert active_run() == before and rebuild(method="onehot").id == overlap.id and active_run() == before
+    embedding_activate(run_id=with_mistake.id, user=hana)
+    assert rebuild().id == before.id and active_run() == with_mistake
+
+
+@pytest.mark.django_db(transaction=True)
+def test_two_runs_finishing_at_once_on_a_fresh_install_both_publish_without_an_error(bank: dict[str, Any], monkeypatch: Any) -> None:
+    """Both find no active row, both insert it: the later insert fails on the earlier one's, and that
+    run is then judged against it as any other (the newer run is active, no error)."""
+    import threading
+
+    from django.db import connection
+
+    older, newer = rebuild(method="onehot"), rebuild(method="onehot", params={"frequency_power": 0.5})
+    ActiveEmbedding.objects.all().delete()
+    both_looked = threading.Barrier(2, timeout=10)
+    real_create = ActiveEmbedding.objects.create
+
+    def create_after_both_looked(**fields: Any) -> ActiveEmbedding:
+        both_looked.wait()
+        return real_create(**fields)
+
+    monkeypatch.setattr(ActiveEmbedding.objects, "create", create_after_both_looked)
+    outcome: dict[int, Any] = {}
+
+    def publish(run_id: int) -> None:
+        try:
+            outcome[run_id] = embedding_publish(run_id=run_id)
+        except Exception as exc:  # noqa: BLE001 (the test reports it)
+            outcome[run_id] = exc
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=publish, args=(run.id,)) for run in (newer, older)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(30)
+    assert not [o for o in outcome.values() if isinstance(o, Exception)], outcome
+    assert ActiveEmbedding.objects.get().run_id == newer.id
