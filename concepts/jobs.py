@@ -48,6 +48,24 @@ def job_enqueue(*, job: BackgroundJob, task: Any) -> None:
     transaction.on_commit(send)
 
 
+def job_resend_if_queued(*, job: BackgroundJob, task: Any) -> None:
+    """A request for identical work found `job`: if it is still queued, send its message again.
+    Redis may have restarted empty (it keeps nothing on disk unless told to), losing the message, and
+    the job would then wait forever while every request for the same work returned it. A second
+    message is harmless: one delivery claims the job, and the others find it claimed and do nothing.
+    If the broker cannot be reached the job stays queued, as it was (a command runs it in process)."""
+    if job.status != JobStatus.PENDING:
+        return
+
+    def send() -> None:
+        try:
+            task.delay(job.pk)
+        except OperationalError as exc:
+            logger.warning("could not queue %s #%s again: %s", type(job).__name__, job.pk, exc)
+
+    transaction.on_commit(send)
+
+
 def job_claim(*, model: type[BackgroundJob], job_id: int, redelivered: bool = False) -> bool:
     """Take the job for this worker: PENDING -> RUNNING, or, for a redelivered message, a RUNNING job
     whose worker died. False: someone else has it, or it is finished, cancelled or failed."""

@@ -19,7 +19,7 @@ from django.db.models import Count, Max
 from django.utils import timezone
 
 from concepts import extraction, learned, rule_analysis
-from concepts.jobs import job_claim, job_enqueue, job_fail_unfinished, job_wait
+from concepts.jobs import job_claim, job_enqueue, job_fail_unfinished, job_resend_if_queued, job_wait
 from concepts.models import (
     Concept,
     ConceptRule,
@@ -307,6 +307,7 @@ def extraction_run_start(
         .first()
     )
     if same is not None:
+        job_resend_if_queued(job=same, task=extract_concepts_task)
         return same
     # What the run's rules read (a hybrid run's learned half reads the same as its rules run).
     details = {"reads_solutions": settings.RULES_READ_SOLUTIONS} if source == ExtractionSource.RULES else {}

@@ -17,7 +17,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import Count, Max, Q
 from django.utils import timezone
 
-from concepts.jobs import job_claim, job_enqueue, job_wait
+from concepts.jobs import job_claim, job_enqueue, job_resend_if_queued, job_wait
 from concepts.models import JobStatus
 from embeddings.models import (
     ActiveEmbedding,
@@ -287,6 +287,7 @@ def embedding_run_start(*, method: str, source: str = ConceptSource.LABELS, para
             # The bank is back where this run left it (say a problem imported by mistake, rebuilt
             # with, then deleted): it is the default's current result, as a new run would be.
             _publish_reused(run_id=same.pk)
+        job_resend_if_queued(job=same, task=rebuild_embeddings_task)
         return same
     run = EmbeddingRun.objects.create(
         method=method, source=source, params=params, fingerprint=fingerprint, extraction_run=extraction, created_by=user

@@ -148,3 +148,41 @@ def test_tasks_read_the_redelivered_flag_of_their_message() -> None:
     assert tasks.redelivered(task({"redelivered": True})) is True
     assert tasks.redelivered(task({"redelivered": False})) is False
     assert tasks.redelivered(task(None)) is False  # eager: no delivery
+
+
+def test_a_queued_job_whose_message_was_lost_is_sent_again_when_the_same_work_is_asked_for(
+    bank: None, django_capture_on_commit_callbacks: Any
+) -> None:
+    """Redis restarted empty: the queued jobs' messages are gone. Asking for the same work returns the
+    queued job, as before, and now sends its message again, so it runs (tasks run eagerly here)."""
+    from embeddings.models import EmbeddingRun
+    from embeddings.services import embedding_run_start
+
+    lost = extraction_run_start()  # its message is never sent: this test's transaction never commits
+    embedding_lost = embedding_run_start(method="onehot", source="labels")
+    assert ExtractionRun.objects.get(pk=lost.pk).status == "pending"
+    with django_capture_on_commit_callbacks(execute=True):
+        again = extraction_run_start()
+        embedding_again = embedding_run_start(method="onehot", source="labels")
+    assert (again.pk, embedding_again.pk) == (lost.pk, embedding_lost.pk)
+    assert ExtractionRun.objects.get(pk=lost.pk).status == "done"
+    assert EmbeddingRun.objects.get(pk=embedding_lost.pk).status == "done"
+    # A finished job is never sent again.
+    with django_capture_on_commit_callbacks(execute=True) as sent:
+        assert extraction_run_start().pk == lost.pk
+    assert sent == []
+
+
+def test_with_the_queue_down_a_queued_job_asked_for_again_stays_queued_and_a_command_runs_it(
+    bank: None, queue_down: None, django_capture_on_commit_callbacks: Any
+) -> None:
+    import io
+
+    from django.core.management import call_command
+
+    lost = extraction_run_start()  # queued before Redis went down; its message lost
+    with django_capture_on_commit_callbacks(execute=True):
+        assert extraction_run_start().pk == lost.pk
+    assert ExtractionRun.objects.get(pk=lost.pk).status == "pending"  # not failed by the resend
+    call_command("extract_concepts", stdout=io.StringIO())
+    assert ExtractionRun.objects.get(pk=lost.pk).status == "done"
