@@ -952,7 +952,10 @@ def neural_experiment_execute(*, experiment_id: int, redelivered: bool = False) 
     except _Cancelled:
         return
     except ValueError as exc:  # too few labels, no selected words, a bad GloVe file: what the user must fix
-        NeuralExperiment.objects.filter(id=experiment_id).update(status=JobStatus.FAILED, error=str(exc), finished_at=timezone.now())
+        # Only a running experiment fails: one cancelled meanwhile stays cancelled, as the user asked.
+        NeuralExperiment.objects.filter(id=experiment_id, status=JobStatus.RUNNING).update(
+            status=JobStatus.FAILED, error=str(exc), finished_at=timezone.now()
+        )
         logger.warning("neural experiment %s failed: %s", experiment_id, exc)
         return
     with transaction.atomic():

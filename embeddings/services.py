@@ -545,7 +545,8 @@ def embedding_run_execute(*, run_id: int, redelivered: bool = False) -> None:
     except _Cancelled:
         return
     except (EmbeddingInputError, ValueError, RuntimeError) as exc:
-        EmbeddingRun.objects.filter(id=run_id).update(status=JobStatus.FAILED, error=str(exc), finished_at=timezone.now())
+        # Only a running run fails: one cancelled meanwhile stays cancelled, as the user asked.
+        EmbeddingRun.objects.filter(id=run_id, status=JobStatus.RUNNING).update(status=JobStatus.FAILED, error=str(exc), finished_at=timezone.now())
         return
     vectors = np.ascontiguousarray(result.vectors, dtype=np.float32)
     if encoded is not None:

@@ -126,6 +126,24 @@ def test_a_cancelled_experiment_stops_and_keeps_nothing(demo_course: None, monke
     assert running.status == JobStatus.CANCELLED and running.results == {} and not NeuralSuggestion.objects.exists()
 
 
+def test_an_experiment_cancelled_while_it_loads_stays_cancelled_when_the_load_then_fails(
+    demo_course: None, monkeypatch: Any, django_capture_on_commit_callbacks: Any
+) -> None:
+    from concepts import services
+
+    with django_capture_on_commit_callbacks(execute=False):
+        experiment = neural_experiment_start(concepts=["nchoosek"], schemes=["down-sampling"], rounds=1, params=FAST_PARAMS)
+
+    def cancel_then_fail(**kwargs: Any) -> Any:
+        neural_experiment_cancel(experiment=experiment)  # as if a TA pressed Cancel now
+        raise ValueError("the GloVe file could not be read")
+
+    monkeypatch.setattr(services, "neural_inputs", cancel_then_fail)
+    neural_experiment_execute(experiment_id=experiment.id)
+    experiment.refresh_from_db()
+    assert (experiment.status, experiment.error) == (JobStatus.CANCELLED, "")
+
+
 @pytest.mark.django_db
 def test_pages_roles_and_the_annotation_queue(client: Any, alice: Any, sam: Any, demo_course: None, django_capture_on_commit_callbacks: Any) -> None:
     from problems.models import Problem

@@ -139,6 +139,20 @@ def test_a_run_cancelled_while_training_stops_and_is_not_published(bank: dict[st
     assert active_run() is None
 
 
+def test_a_run_cancelled_while_it_loads_stays_cancelled_when_the_load_then_fails(bank: dict[str, Any], monkeypatch: Any) -> None:
+    from embeddings import services
+
+    def cancel_then_fail(**kwargs: Any) -> Any:
+        EmbeddingRun.objects.filter(status="running").update(status="cancelled")  # the user, meanwhile
+        raise services.EmbeddingInputError("the bank could not be read")
+
+    monkeypatch.setattr(services, "bank_data", cancel_then_fail)
+    run = embedding_run_start(method="onehot", source="labels")
+    embedding_run_execute(run_id=run.id)
+    run.refresh_from_db()
+    assert (run.status, run.error) == ("cancelled", "")
+
+
 def test_evaluate_triplets_json_contract(bank: dict[str, Any], tmp_path: Path) -> None:
     call_command("extract_concepts", stdout=io.StringIO())
     out = io.StringIO()
