@@ -717,9 +717,9 @@ class BranchMatches:
 
 
 def _branch_matching(
-    pattern: str, ignore_case: bool, texts: Sequence[str], timeout: float, budget: float | None
+    pattern: str, ignore_case: bool, texts: Sequence[str], timeout: float, budget: float | None, slug: str = "preview"
 ) -> BranchMatches:
-    rule = Rule("preview", pattern, ignore_case)
+    rule = Rule(slug, pattern, ignore_case)
     engine = check_pattern(pattern, ignore_case)
     if engine != ENGINE_RE2:
         compiled = compile_rules([rule], timeout=timeout, budget=budget)
@@ -727,18 +727,17 @@ def _branch_matching(
     # The preview runs on every keystroke, so nothing else is built: not the gap split and the sets
     # of `compile_rules` (a third of the time of a 4,000-character rule), only the pattern for spans.
     compiled = CompiledRules(
-        slugs=["preview"], engines={"preview": engine}, set_slugs=["preview"],
-        single={"preview": _compile_single(rule, engine)}, timeout=timeout, budget=budget,
+        slugs=[slug], engines={slug: engine}, set_slugs=[slug], single={slug: _compile_single(rule, engine)}, timeout=timeout, budget=budget,
     )
     # One rule alone has no other rules' states to multiply: its branches in one set, whose Match (a
     # single C call a text) says which branches matched, for 0-15% more time than the whole pattern.
     # Flags at the very start apply to every branch (`(?i)a|b`): such a pattern is matched whole.
     branches = [pattern] if _LEADING_FLAGS.match(pattern) else top_level_branches(pattern)
     try:
-        match = _raw_match(_set_of([("preview", _flagged(b, ignore_case)) for b in branches], _re2_options().max_mem))
+        match = _raw_match(_set_of([(slug, _flagged(b, ignore_case)) for b in branches], _re2_options().max_mem))
     except RuleError:  # a branch RE2 takes only inside the whole (a group reference across branches)
         branches = [pattern]
-        match = _raw_match(_set_of([("preview", _flagged(pattern, ignore_case))], _re2_options().max_mem))
+        match = _raw_match(_set_of([(slug, _flagged(pattern, ignore_case))], _re2_options().max_mem))
     found: list[int] = []
     by_branch: list[list[int]] = [[] for _ in branches]
     for i, text in enumerate(texts):
@@ -752,21 +751,22 @@ def _branch_matching(
 
 def branch_matching(
     pattern: str, ignore_case: bool, texts: Sequence[str], timeout: float = DEFAULT_TIMEOUT, budget: float | None = DEFAULT_BUDGET,
-    statement_pattern: str = "",
+    statement_pattern: str = "", slug: str = "preview",
 ) -> BranchMatches:
     """The texts a rule matches (``pattern`` anywhere, ``statement_pattern`` in the statement), and
     which of its branches matched each. Raises as `matching`; an error in the statement-only pattern
-    says so."""
+    says so. ``slug``: the rule's name in the compiled rule and in errors (a saved rule's own, so a
+    timeout names it; "preview" for the text in the editor)."""
     if not statement_pattern:
-        return _branch_matching(pattern, ignore_case, texts, timeout, budget)
+        return _branch_matching(pattern, ignore_case, texts, timeout, budget, slug)
     try:
-        in_statement = _branch_matching(statement_pattern, ignore_case, [statement_of(t) for t in texts], timeout, budget)
+        in_statement = _branch_matching(statement_pattern, ignore_case, [statement_of(t) for t in texts], timeout, budget, slug)
     except RuleError as exc:
         raise exc.in_statement_pattern() from None
     if not pattern:
-        compiled = CompiledRules(slugs=["preview"], engines={}, set_slugs=[], timeout=timeout, budget=budget, statement=in_statement.compiled)
+        compiled = CompiledRules(slugs=[slug], engines={}, set_slugs=[], timeout=timeout, budget=budget, statement=in_statement.compiled)
         return BranchMatches(compiled, in_statement.found, in_statement.branches, in_statement.by_branch, len(in_statement.branches))
-    anywhere = _branch_matching(pattern, ignore_case, texts, timeout, budget)
+    anywhere = _branch_matching(pattern, ignore_case, texts, timeout, budget, slug)
     anywhere.compiled.statement = in_statement.compiled
     return BranchMatches(
         anywhere.compiled,
@@ -780,10 +780,10 @@ def branch_matching(
 
 def matching(
     pattern: str, ignore_case: bool, texts: Sequence[str], timeout: float = DEFAULT_TIMEOUT, budget: float | None = DEFAULT_BUDGET,
-    statement_pattern: str = "",
+    statement_pattern: str = "", slug: str = "preview",
 ) -> tuple[CompiledRules, list[int]]:
-    """Indices of the texts a rule matches, and the compiled rule (slug "preview") for spans."""
-    result = branch_matching(pattern, ignore_case, texts, timeout, budget, statement_pattern)
+    """Indices of the texts a rule matches, and the compiled rule (named ``slug``) for spans."""
+    result = branch_matching(pattern, ignore_case, texts, timeout, budget, statement_pattern, slug)
     return result.compiled, result.found
 
 

@@ -514,7 +514,9 @@ def _bank_matches(bank: BankTexts) -> _BankMatches:
     if known is not None and len(changed) <= _INCREMENTAL_MAX:
         matches = {slug: found for slug, found in known.matches.items() if slug in versions}
         for rule in changed:
-            matches[rule.slug] = extraction.matching(rule.pattern, rule.ignore_case, bank.texts, statement_pattern=rule.statement_pattern)[1]
+            matches[rule.slug] = extraction.matching(
+                rule.pattern, rule.ignore_case, bank.texts, statement_pattern=rule.statement_pattern, slug=rule.slug
+            )[1]
     else:
         predicted = extraction.extract_many(bank.texts, extraction.compile_rules([rule for rule, _ in enabled]))
         matches = {slug: [] for slug in versions}
