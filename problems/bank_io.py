@@ -284,6 +284,10 @@ def parse_csv(data: bytes, *, collection: str | None = None, default_collection:
         line = data[: exc.start].count(b"\n") + 1
         result.errors.append(LineError(line, "not UTF-8"))
         return result
+    # csv's own cap on a field (128 KiB by default) is lower than a row's: a solution that JSONL and
+    # our export take stopped the read there, losing the rows after it. No field is longer than the
+    # file; rows are capped by MAX_LINE_BYTES below, each a bad line of its own.
+    csv.field_size_limit(max(csv.field_size_limit(), len(content) + 1))
     reader = csv.DictReader(io.StringIO(content, newline=""))
     if not reader.fieldnames or "id" not in reader.fieldnames or "text" not in reader.fieldnames:
         result.errors.append(LineError(1, "CSV header must name at least the columns 'id' and 'text'"))

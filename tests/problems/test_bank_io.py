@@ -120,6 +120,18 @@ def test_csv_reports_bad_rows_and_non_utf8() -> None:
     assert parse_csv(b"id,text\na,caf\xe9\n").errors[0].line == 2
 
 
+def test_a_long_solution_that_jsonl_takes_reads_back_from_the_csv_export_and_later_rows_too() -> None:
+    solution = "Step. " * 30_000  # 180,000 characters: over csv's own 131,072, under a row's cap
+    records = parse_jsonl(line(id="a1", text="Roll a die.", solution=solution) + b"\n" + line(id="a2", text="Flip a coin.")).records
+    assert [r.source_id for r in records] == ["a1", "a2"]
+    result = parse_csv("".join(bank_io.dump_csv(records)).encode())
+    assert result.errors == [] and [(r.source_id, r.solution) for r in result.records] == [("a1", records[0].solution), ("a2", "")] and len(records[0].solution) > 131_072
+    # A row over the cap is still a bad line, and the rows after it are read.
+    too_long = "x" * (bank_io.MAX_LINE_BYTES + 1)
+    result = parse_csv(f"id,text,solution\nb1,Roll.,{too_long}\nb2,Flip.,\n".encode())
+    assert [(e.line, "oversized" in e.reason) for e in result.errors] == [(2, True)] and [r.source_id for r in result.records] == ["b2"]
+
+
 @pytest.mark.parametrize("dump, parse", [(bank_io.dump_jsonl, parse_jsonl), (bank_io.dump_csv, parse_csv)])
 def test_dump_then_parse_gives_back_the_same_records(dump, parse) -> None:  # type: ignore[no-untyped-def]
     records = parse_jsonl(
