@@ -26,6 +26,19 @@
         (statementBox !== null && statementBox.value !== (form.dataset.savedStatementPattern || "")) ||
         (ignoreCase !== null && ignoreCase !== saved[1]) || (enabled !== null && enabled !== saved[2]);
     };
+    // The live preview waits for the request in flight and then sends the latest text once
+    // (hx-sync="this:queue last"): replacing it aborted the request, which htmx logs as an error. The
+    // answer for text typed over since is then not shown, so the preview never describes older text.
+    document.addEventListener("htmx:beforeSwap", function (event) {  // fired on the preview it replaces
+      var request = event.detail.requestConfig;
+      if (!request || request.elt !== form) return;
+      var sent = request.formData;
+      if (sent.get("pattern") !== box.value ||
+          (statementBox !== null && sent.get("statement_pattern") !== statementBox.value)) {
+        event.detail.shouldSwap = false;
+      }
+    });
+
     var leaving = false;  // saving or previewing through the form is no loss
     form.addEventListener("submit", function () { leaving = true; });
     window.addEventListener("beforeunload", function (event) {

@@ -97,6 +97,21 @@
     note.appendChild(button);
     field.parentNode.insertBefore(note, field);
   }
+  // What a draft is of, in words for its note: "the nchoosek rule's pattern". The form names the whole
+  // (data-draft-of) and the field's label its part (data-draft-name, else the label's own words: its
+  // help text would make the note quote it).
+  function draftName(field) {
+    var label = field.labels && field.labels[0], part = field.name;
+    if (label && label.dataset.draftName) {
+      part = label.dataset.draftName;
+    } else if (label) {
+      var words = label.cloneNode(true);
+      words.querySelectorAll(".muted, .helptext").forEach(function (help) { help.remove(); });
+      part = words.textContent.trim().replace(/:$/, "").toLowerCase();
+    }
+    var whole = field.closest("[data-draft-of]");
+    return whole ? whole.dataset.draftOf + "'s " + part : part;
+  }
   function draftsRestore(root) {
     var fields = Array.prototype.slice.call(root.querySelectorAll("[data-draft]"));
     if (root.matches && root.matches("[data-draft]")) fields.push(root);
@@ -108,7 +123,7 @@
       if (!draft || typeof draft.value !== "string") return;
       if (draft.value === field.value) { window.localStorage.removeItem(key); return; }  // saved since
       var when = new Date(draft.at).toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" });
-      var label = field.labels && field.labels[0] ? field.labels[0].textContent.trim().split("\n")[0] : field.name;
+      var name = draftName(field);
       var restore = function () {
         field.value = draft.value;
         field.dispatchEvent(new Event("input", { bubbles: true }));
@@ -117,13 +132,13 @@
         // Nothing changed on the server since the draft began: put it back, and offer to drop it.
         var saved = field.value;
         restore();
-        draftNote(field, "Your unsaved " + label + " from " + when + " was restored (not saved yet).", "Discard it", function () {
+        draftNote(field, "Your unsaved draft of " + name + " (from " + when + ") was restored; it is not saved yet.", "Discard it", function () {
           field.value = saved;
           window.localStorage.removeItem(key);
           field.dispatchEvent(new Event("input", { bubbles: true }));
         });
       } else {
-        draftNote(field, "You have an unsaved " + label + " from " + when + "; the saved one has changed since.", "Restore my draft", restore);
+        draftNote(field, "You have an unsaved draft of " + name + " (from " + when + "); the saved version has changed since.", "Restore my draft", restore);
       }
     });
   }

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -99,6 +100,28 @@ def test_a_discarded_draft_gives_back_the_saved_pattern(
     assert page.locator("#id_pattern").input_value() == "" and page.locator(".draft-note").count() == 0
 
 
+def test_a_restored_draft_says_which_rule_it_is_of_and_can_be_discarded(
+    page: Any, live_server: Any, login: Any, alice: Any, concept_factory: Any
+) -> None:
+    concept_factory("nchoosek")
+    login("alice")
+    page.goto(f"{live_server.url}/concepts/nchoosek/rule/")
+    page.fill("#id_pattern", "draft only")
+    page.fill("#id_statement_pattern", "statement draft")
+    page.goto(f"{live_server.url}/problems/")  # leaves without saving
+    page.goto(f"{live_server.url}/concepts/nchoosek/rule/")
+    notes = page.locator(".draft-note")
+    assert notes.count() == 2
+    # The note names the rule and the box, in plain words (not the label's help text), and says what happened.
+    when = r"\(from \d\d:\d\d(\s?[AP]M)?\)"
+    for k, part in enumerate(["pattern", "statement-only branches"]):
+        said = notes.nth(k).inner_text()
+        assert re.fullmatch(rf"Your unsaved draft of the nchoosek rule's {part} {when} was restored; it is not saved yet\. Discard it", said), said
+    notes.nth(0).locator("button:text-is('Discard it')").click()  # the pattern's note
+    assert page.input_value("#id_pattern") == "" and page.input_value("#id_statement_pattern") == "statement draft"
+    assert notes.count() == 1
+
+
 def test_the_skip_link_is_the_first_tab_stop_and_focus_shows(page: Any, live_server: Any, login: Any, alice: Any) -> None:
     login("alice")
     page.goto(f"{live_server.url}/concepts/")  # a page with no autofocus field
@@ -146,7 +169,7 @@ def test_a_problem_edit_kept_as_a_draft_is_dropped_once_saved(
     page.goto(f"{live_server.url}/problems/")  # leaves without saving
     page.goto(edit)
     assert page.locator("#id_text").input_value() == "Choose 3 of 7."
-    assert "was restored" in page.locator(".draft-note").inner_text()
+    assert "Your unsaved draft of this problem's text" in page.locator(".draft-note").inner_text()
     page.fill("#id_text", "Choose 3 of 8.")
     page.click("form button[type=submit]:has-text('Save')")
     page.wait_for_selector(".messages li.saved")

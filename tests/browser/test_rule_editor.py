@@ -118,3 +118,46 @@ def test_moving_a_line_that_misfires_on_solutions_to_the_statement_box_in_one_cl
     assert page.input_value("#id_pattern") == "\\bchoose\\b" and page.input_value("#id_statement_pattern") == "\\\\binom"
     assert page.url.endswith("/concepts/nchoosek/rule/")  # moved in the page, not by following the link
     assert page.locator("#branch-line-s1").count() == 1
+
+
+def test_typing_while_a_preview_is_in_flight_logs_no_error_and_shows_only_the_last_text(
+    page: Any, live_server: Any, login: Any, alice: Any, problem_factory: Any, concept_factory: Any
+) -> None:
+    concept_factory("nchoosek")
+    problem_factory("Choose a committee: $\\binom{10}{3}$ ways.", title="Committee", labels=["nchoosek"])
+    problem_factory("In how many ways can we choose 2 of 5?", title="Words", labels=["nchoosek"])
+    errors: list[str] = []
+    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    # The first preview's answer is held back, so the next one is asked for while it is in flight.
+    held: list[Any] = []
+    page.route("**/concepts/rules/preview/", lambda route: held.append(route) if not held else route.continue_())
+    login("alice")
+    page.goto(f"{live_server.url}/concepts/nchoosek/rule/")
+    # Every count the preview shows, in order (the preview is replaced whole on each answer).
+    page.evaluate("""() => {
+      window.__shown = [];
+      new MutationObserver(() => {
+        const count = document.querySelector('#matched-count');
+        if (count) window.__shown.push(count.textContent);
+      }).observe(document.querySelector('#rule-preview').parentNode, {childList: true});
+    }""")
+
+    page.fill("#id_pattern", "\\\\binom")  # matches 1
+    for _ in range(100):
+        if held:
+            break
+        page.wait_for_timeout(50)
+    assert held, "the first preview was never asked for"
+    page.locator("#id_pattern").press_sequentially("|\\bchoose\\b", delay=20)  # matches 2
+    page.wait_for_timeout(800)  # past the 300 ms pause: the next preview is due while the first is held
+    try:
+        held[0].continue_()
+    except Exception:  # noqa: BLE001 (aborted by the page already: nothing to answer)
+        pass
+    page.wait_for_selector("#matched-count:text-is('2')")
+    page.wait_for_load_state("networkidle")
+    assert page.input_value("#id_pattern") == "\\\\binom|\\bchoose\\b"
+    assert page.locator("#matched-count").inner_text() == "2"
+    assert page.evaluate("window.__shown") == ["2"]  # the answer for the older text was never shown
+    assert errors == []
