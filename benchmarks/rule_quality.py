@@ -30,6 +30,9 @@ What it measures
       - per set, the labelled concepts found, missed and found wrongly (the counts behind micro
         recall and precision, stop 43);
       - the worst concepts per book.
+    ``--miss-classes`` prints the third samples' misses by kind (``benchmarks/devsets/miss-classes.tsv``,
+    stop 45: named, paraphrased or implied, judged by the guide) and the FN the rules would reach if
+    they found the named ones, then the paraphrased ones too.
     ``--misses SLUG`` prints, per book, the labelled problems the rule misses and the ones it wrongly
     matches (a rule author's view; text comes from ../shared/data and is not stored).
     ``--shared DIR`` also reports coverage on every collection in DIR (most carry no labels).
@@ -50,7 +53,7 @@ What it measures
     concepts/learned.py for what it finds and what it costs the triplets).
 
 How to run (from the project folder)
-    .venv/bin/python benchmarks/rule_quality.py [--json] [--misses SLUG] [--shared ../shared/data] [--learned [--thresholds-alone]] [--new-book] [--transfer] [--no-test-splits] [--no-solutions]
+    .venv/bin/python benchmarks/rule_quality.py [--json] [--misses SLUG] [--miss-classes] [--shared ../shared/data] [--learned [--thresholds-alone]] [--new-book] [--transfer] [--no-test-splits] [--no-solutions]
 
 Plain Python: no Django, no database. The dev books are read from ../shared/data (or
 $PROB2VEC_SHARED_DATA); without them only the demo bank is measured, and the script says so.
@@ -159,6 +162,38 @@ def print_misses(slug: str, books: dict[str, tuple]) -> None:
                 print(f"-- {kind} {ids[i]} labels={sorted(truth[i])}\n   {text[:700]}")
 
 
+MISS_CLASSES = Path(devsets.__file__).parent / "miss-classes.tsv"
+MISS_KINDS = {"N": "named", "P": "paraphrased", "I": "implied", "Q": "label questioned"}
+
+
+def miss_classes() -> dict[tuple[str, str, str], str]:
+    """(sample folder, problem id, concept) -> N / P / I / Q: why the rules of stop 45 missed a labelled
+    concept on a third sample, judged by the guide (benchmarks/devsets/README.md, "Why the rules miss")."""
+    with MISS_CLASSES.open(encoding="utf-8", newline="") as f:
+        return {(r["set"], r["id"], r["concept"]): r["class"] for r in csv.DictReader(f, delimiter="\t")}
+
+
+def print_miss_classes(concepts: list[str], books: dict[str, tuple]) -> None:
+    """Per third sample, the rules' misses by kind, and the FN average the rules would reach if they
+    also found the named misses, then the paraphrased ones too: how far better phrasing can take the
+    rules. An implied concept (nothing in the text points to it) is beyond any rule."""
+    classes = miss_classes()
+    print("\nthird samples: the rules' misses by kind (named / paraphrased / implied / label questioned / not classified),"
+          " and FN now -> if the named were found -> and the paraphrased too:")
+    for folder, name in devsets.THIRD_SAMPLES.items():
+        if name not in books:
+            continue
+        ids, _, truth, result = books[name]
+        predicted = result["_predicted"]
+        kinds = Counter(classes.get((folder, ids[i], c), "?") for i in range(len(ids)) for c in truth[i] - predicted[i])
+        rates = []
+        for found in ((), ("N",), ("N", "P")):
+            mended = [predicted[i] | {c for c in truth[i] - predicted[i] if classes.get((folder, ids[i], c)) in found} for i in range(len(ids))]
+            rates.append(pct(extraction.evaluate(mended, truth, concepts).fn_rate))
+        counts = " / ".join(str(kinds.get(k, 0)) for k in (*MISS_KINDS, "?"))
+        print(f"  {name:13} misses {counts}; FN {' -> '.join(rates)}")
+
+
 def run_shared(shared: Path, compiled: extraction.CompiledRules) -> None:
     for path in sorted(shared.glob("*/problems.jsonl")):
         problems = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
@@ -183,6 +218,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-test-splits", action="store_true", help="leave the test splits out (while writing rules: never see them)")
     parser.add_argument("--thresholds-alone", action="store_true",
                         help="with --learned: the learned half's thresholds chosen for the model alone, not against the rules (not the product's choice)")
+    parser.add_argument("--miss-classes", action="store_true",
+                        help="also: the third samples' misses by kind (named / paraphrased / implied) and the FN if rules found the first kinds")
     parser.add_argument("--no-solutions", action="store_true",
                         help="the rules read the statements alone, as before stop 39 (RULES_READ_SOLUTIONS=false)")
     args = parser.parse_args(argv)
@@ -261,6 +298,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{name}: worst FP: {', '.join(worst(r['concepts'], 'fp', args.worst))}")
     if args.shared:
         run_shared(args.shared, compiled)
+    if args.miss_classes and not reason:
+        print_miss_classes(concepts, books)
     if args.new_book and not reason:
         print_new_book_curve(concepts)
     if args.transfer and not reason:

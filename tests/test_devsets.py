@@ -334,6 +334,31 @@ def test_rule_quality_reports_the_test_splits_apart() -> None:
         assert strict["fn_rate"] >= lenient["fn_rate"]  # strict leaves out more branches
 
 
+def test_the_miss_classes_name_labelled_concepts_of_the_third_samples_once_each() -> None:
+    from benchmarks import rule_quality
+
+    classes = rule_quality.miss_classes()
+    assert len(classes) == 138 and set(classes.values()) <= set(rule_quality.MISS_KINDS)
+    for (folder, problem, concept), _ in classes.items():
+        assert folder in devsets.THIRD_SAMPLES and concept in devsets.labels(folder)[problem]
+    rows = (rule_quality.MISS_CLASSES).read_text(encoding="utf-8").splitlines()
+    assert len(rows) == 1 + len(classes)  # a header, then no pair twice
+
+
+@needs_books
+def test_rule_quality_prints_the_third_samples_misses_by_kind_and_what_phrasing_could_reach() -> None:
+    from benchmarks import rule_quality
+
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        rule_quality.main(["--miss-classes", "--no-test-splits"])
+    lines = {line.split()[0]: line for line in out.getvalue().split("third samples: the rules' misses")[1].splitlines()[1:4]}
+    assert set(lines) == set(devsets.THIRD_SAMPLES.values())
+    for line in lines.values():  # each step finds more, so FN falls
+        now, named, phrased = (float(x.rstrip("%")) for x in line.split("FN ")[1].split(" -> "))
+        assert now >= named >= phrased
+
+
 # ------------------------------------------------- the genre dev samples (sample_genre_dev.py)
 needs_genre = pytest.mark.skipif(
     bool(devsets.missing_reason(collections=devsets.GENRE_DEV)),
