@@ -289,6 +289,7 @@ def parse_csv(data: bytes, *, collection: str | None = None, default_collection:
     # file; rows are capped by MAX_LINE_BYTES below, each a bad line of its own.
     csv.field_size_limit(max(csv.field_size_limit(), len(content) + 1))
     reader = csv.DictReader(io.StringIO(content, newline=""))
+    has_nul = "\x00" in content  # valid UTF-8, but PostgreSQL text refuses it (JSONL: iter_jsonl_objects)
     if not reader.fieldnames or "id" not in reader.fieldnames or "text" not in reader.fieldnames:
         result.errors.append(LineError(1, "CSV header must name at least the columns 'id' and 'text'"))
         return result
@@ -300,6 +301,10 @@ def parse_csv(data: bytes, *, collection: str | None = None, default_collection:
                 continue
             if len(";".join(v or "" for v in row.values()).encode()) > MAX_LINE_BYTES:
                 result.errors.append(LineError(line, f"row is oversized (more than {MAX_LINE_BYTES} bytes)"))
+                continue
+            unstorable = unstorable_text(row) if has_nul else ""
+            if unstorable:
+                result.errors.append(LineError(line, unstorable))
                 continue
             try:
                 cells = {key: csv_cell_in(value) if isinstance(value, str) else value for key, value in row.items()}

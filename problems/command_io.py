@@ -24,10 +24,13 @@ def write_output(command: BaseCommand, target: str, lines: Iterable[str], what: 
             command.stdout.write(line, ending="")
         return
     count = 0
-    with open(target, "w", encoding="utf-8", newline="") as out:
-        for line in lines:
-            out.write(line)
-            count += 1
+    try:
+        with open(target, "w", encoding="utf-8", newline="") as out:
+            for line in lines:
+                out.write(line)
+                count += 1
+    except OSError as exc:  # a missing folder, no permission, a full disk: say so, not a traceback
+        raise CommandError(f"cannot write {target}: {exc.strerror or exc}") from exc
     command.stderr.write(f"wrote {count} {what} to {target}")
 
 

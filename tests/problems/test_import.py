@@ -107,9 +107,33 @@ def test_a_file_with_a_bad_line_imports_nothing(db: Any, tmp_path: Path, problem
     assert Problem.objects.count() == 1
 
 
+def test_a_nul_character_in_a_csv_cell_is_a_bad_line(db: Any, tmp_path: Path) -> None:
+    # Valid UTF-8 that PostgreSQL text refuses: reported by line, as in JSONL, not a DataError halfway.
+    path = tmp_path / "c" / "p.csv"
+    path.parent.mkdir()
+    path.write_bytes(b"id,text,module\n1,fine,m\n2,a\x00b,m\n3,ok,mod\x00\n")
+    err = io.StringIO()
+    with pytest.raises(CommandError, match="2 bad line"):
+        call_command("import_problems", str(path), stdout=io.StringIO(), stderr=err)
+    assert f"{path}:3: a NUL character (\\u0000) in 'text' at position 2" in err.getvalue()
+    assert f"{path}:4: a NUL character (\\u0000) in 'module' at position 4" in err.getvalue()
+    assert not Problem.objects.exists() and not Module.objects.filter(name__startswith="m").exists()
+
+
 def test_it_reports_a_missing_file(db: Any, tmp_path: Path) -> None:
     with pytest.raises(CommandError, match="cannot read"):
         call_command("import_problems", str(tmp_path / "nope.jsonl"))
+
+
+@pytest.mark.parametrize(
+    "command, extra",
+    [("export_problems", []), ("export_labels", ["--collection", "c"]), ("export_triplets", ["--collection", "c"])],
+)
+def test_exports_report_a_file_they_cannot_write(db: Any, tmp_path: Path, command: str, extra: list[str]) -> None:
+    # A missing folder is a one-line error naming the file, not a FileNotFoundError traceback.
+    target = tmp_path / "no-such-folder" / "out.jsonl"
+    with pytest.raises(CommandError, match=f"cannot write {target}: No such file or directory"):
+        call_command(command, str(target), *extra, stdout=io.StringIO(), stderr=io.StringIO())
 
 
 def test_collection_option_overrides_the_folder_name(db: Any, tmp_path: Path) -> None:
