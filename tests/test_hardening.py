@@ -397,6 +397,22 @@ def test_a_user_without_a_role_is_told_to_ask_for_one(charlie: Any, course: dict
     assert client.post("/logout/").status_code == 302
 
 
+def test_every_api_endpoint_tells_a_user_without_a_role_to_ask_for_one(charlie: Any, course: dict[str, Any]) -> None:
+    # README Security: "the API answers 403 with the same message", also where a view names its own permission.
+    api = token_client(charlie)
+    pk = course["count1"].pk
+    for method, path in (
+        ("get", "/api/rules/"), ("get", "/api/rules/nchoosek/"), ("post", "/api/rules/preview/"), ("post", "/api/rules/suggestions/"),
+        ("get", "/api/extraction-runs/"), ("post", "/api/reports/"), ("get", f"/api/problems/{pk}/labels/"),
+        ("post", f"/api/problems/{pk}/labels/resolve/"), ("get", "/api/triplets/"), ("get", "/api/triplets/next/"),
+        ("post", "/api/triplets/1/votes/"), ("post", "/api/triplets/1/decision/"),
+    ):
+        response = getattr(api, method)(path, {}, format="json")
+        assert response.status_code == 403, path
+        assert "no role" in response.json()["detail"] and "ask your instructor" in response.json()["detail"], path
+    assert APIClient().get("/api/rules/").status_code == 401  # anonymous: still asked to authenticate
+
+
 # --- 13. CSP, the production recipe, tokens and logout, 403 logs ------------------------------------
 
 

@@ -48,6 +48,17 @@ def test_runs_and_reports(client: Any, alice: Any, bank: None, django_capture_on
     assert data["concepts"]["nchoosek"]["fn"] == 1
 
 
+@pytest.mark.parametrize("body", ["[]", "null", '""', "false"])
+def test_a_run_request_whose_body_is_not_an_object_is_refused_and_starts_nothing(client: Any, alice: Any, bank: None, body: str) -> None:
+    from concepts.models import ExtractionRun
+
+    client.force_login(alice)
+    answer = client.post(reverse("api-extraction-run-list"), body, content_type="application/json")
+    assert answer.status_code == 400 and not ExtractionRun.objects.exists()
+    # No body at all still starts a run (the body is optional).
+    assert client.post(reverse("api-extraction-run-list")).status_code in (202, 503)
+
+
 @pytest.mark.parametrize("name, args", [("api-rule-list", []), ("api-rule-detail", ["nchoosek"]), ("api-report-list", []), ("api-extraction-run-list", [])])
 def test_students_get_nothing(client: Any, sam: Any, bank: None, name: str, args: list[str]) -> None:
     client.force_login(sam)
