@@ -832,10 +832,14 @@ class _Importer:
     def import_attempts(self) -> None:
         objs = []
         for where, record in self.records("attempts"):
-            objs.append(Attempt(
+            attempt = Attempt(
                 **_in(Attempt, record, where, {"student", "problem"}),
                 student_id=self.user(record, "student", where, null=False), problem_id=self.problem(record, "problem", where),
-            ))
+            )
+            # json reads NaN and Infinity; an outcome outside 0..1 (NaN included) breaks every recommendation for the student.
+            if not 0.0 <= attempt.outcome <= 1.0:
+                raise BackupError(f"{where}: 'outcome' must be a number from 0 to 1, got {attempt.outcome!r}")
+            objs.append(attempt)
         _create(Attempt, objs, "attempts")
         self.counts["attempts"] = len(objs)
 

@@ -247,6 +247,9 @@ def test_replace_deletes_the_course_first_and_keeps_users(small_backup: Path) ->
         (lambda d: d["problems"][1].update(colour="red"), r"problems\[1\]: unknown field\(s\) 'colour'"),
         (lambda d: d["labels"].append(dict(d["labels"][0])), r"labels\[\d+\]: duplicate label \(problem, concept\)"),
         (lambda d: d["attempts"][0].update(created_at="2026-13-45T00:00:00+00:00"), r"attempts\[0\]: 'created_at' must be an ISO 8601"),
+        # json reads NaN: a restored NaN outcome made every recommendation for the student a server error.
+        (lambda d: d["attempts"][0].update(outcome=float("nan")), r"attempts\[0\]: 'outcome' must be a number from 0 to 1, got nan"),
+        (lambda d: d["attempts"][0].update(outcome=5), r"attempts\[0\]: 'outcome' must be a number from 0 to 1, got 5.0"),
         (lambda d: d["triplets"].append({"anchor": ["test", "p1"], "positive": ["test", "p1"], "negative": ["test", "p2"]}),
          r"triplets\[\d+\]: anchor, positive and negative must be three different problems"),
         # JSON columns hold what the code reads: an object (params, notes, ...) or a list (losses, ...).
