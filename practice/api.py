@@ -114,7 +114,7 @@ def student_next_api(request: Request, student_id: int) -> Response:
         # unknown id and a draft answer alike (404), so ids cannot be probed for drafts.
         current_id = problem_get_for_user(student, whole_number(current) or 0).pk
     raw_recent = [part for part in request.query_params.get("recent", "").split(",") if part.strip()]
-    recent_ids = [whole_number(part.strip()) for part in raw_recent[:50]]
+    recent_ids = [whole_number(part.strip()) for part in raw_recent[-50:]]  # oldest first: keep the newest
     if any(pid is None for pid in recent_ids):
         return Response({"detail": "recent must be problem ids separated by commas"}, status=status.HTTP_400_BAD_REQUEST)
     return Response(_next_body(student, mode=mode, current_id=current_id, recent_ids=recent_ids))

@@ -126,6 +126,16 @@ def test_next_skips_the_recent_problems_a_client_names(sam: Any, course: dict[st
 
 
 @pytest.mark.django_db
+def test_more_than_50_recent_ids_keep_the_newest(sam: Any, course: dict[str, Any]) -> None:
+    # `recent` is oldest first: past 50 ids, the ones dropped must be the oldest, not the problem just shown.
+    api = token_client(sam)
+    first = api.get(f"/api/students/{sam.pk}/next").json()["problem"]["id"]
+    older = [str(900_000 + i) for i in range(50)]  # ids of no problem, shown long ago
+    body = api.get(f"/api/students/{sam.pk}/next", {"recent": ",".join([*older, str(first)])}).json()
+    assert body["problem"]["id"] != first
+
+
+@pytest.mark.django_db
 def test_a_request_reads_a_fixed_number_of_rows_whatever_the_history(
     sam: Any, course: dict[str, Any], settings: Any, django_assert_max_num_queries: Any
 ) -> None:
