@@ -129,11 +129,21 @@ def test_it_reports_a_missing_file(db: Any, tmp_path: Path) -> None:
     "command, extra",
     [("export_problems", []), ("export_labels", ["--collection", "c"]), ("export_triplets", ["--collection", "c"])],
 )
-def test_exports_report_a_file_they_cannot_write(db: Any, tmp_path: Path, command: str, extra: list[str]) -> None:
+def test_exports_report_a_file_they_cannot_write(db: Any, tmp_path: Path, command: str, extra: list[str], problem_factory: Any) -> None:
     # A missing folder is a one-line error naming the file, not a FileNotFoundError traceback.
+    problem_factory(collection="c")
     target = tmp_path / "no-such-folder" / "out.jsonl"
     with pytest.raises(CommandError, match=f"cannot write {target}: No such file or directory"):
         call_command(command, str(target), *extra, stdout=io.StringIO(), stderr=io.StringIO())
+
+
+@pytest.mark.parametrize("command", ["export_problems", "export_labels", "export_triplets"])
+def test_an_export_of_a_collection_the_bank_does_not_have_names_the_ones_it_has(tmp_path: Path, command: str, problem_factory: Any) -> None:
+    problem_factory(collection="openstax")
+    target = tmp_path / "out.jsonl"
+    with pytest.raises(CommandError, match="no collection named 'opnstax' in the bank; it has 'openstax'"):
+        call_command(command, str(target), "--collection", "opnstax", stdout=io.StringIO(), stderr=io.StringIO())
+    assert not target.exists()  # no empty file a script would take for an export
 
 
 def test_collection_option_overrides_the_folder_name(db: Any, tmp_path: Path) -> None:

@@ -6,7 +6,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandParser
 
 from concepts.models import GroundTruthLabel
-from problems.command_io import write_output
+from problems.command_io import known_collection, write_output
 
 
 class Command(BaseCommand):
@@ -19,7 +19,7 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         labels: dict[str, list[str]] = {}
-        labels_qs = GroundTruthLabel.objects.filter(problem__collection=options["collection"])
+        labels_qs = GroundTruthLabel.objects.filter(problem__collection=known_collection(options["collection"]))
         if options["held_out"]:
             labels_qs = labels_qs.filter(problem__held_out__isnull=False)
         rows = labels_qs.values_list("problem__source_id", "concept__slug")

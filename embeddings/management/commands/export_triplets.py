@@ -6,7 +6,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandParser
 
 from embeddings.models import SimilarityTriplet, TripletStatus
-from problems.command_io import write_output
+from problems.command_io import known_collection, write_output
 
 
 class Command(BaseCommand):
@@ -21,7 +21,7 @@ class Command(BaseCommand):
         parser.add_argument("--status", choices=TripletStatus.values, help="only triplets with this status")
 
     def handle(self, *args: Any, **options: Any) -> None:
-        qs = SimilarityTriplet.objects.filter(anchor__collection=options["collection"]).select_related("anchor", "positive", "negative")
+        qs = SimilarityTriplet.objects.filter(anchor__collection=known_collection(options["collection"])).select_related("anchor", "positive", "negative")
         if options["status"]:
             qs = qs.filter(status=options["status"])
         lines = [

@@ -5,7 +5,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandParser
 
 from problems.bank_io import dump_csv, dump_jsonl
-from problems.command_io import write_output
+from problems.command_io import known_collection, write_output
 from problems.models import Problem
 from problems.selectors import problem_records
 
@@ -21,7 +21,7 @@ class Command(BaseCommand):
     def handle(self, *args: Any, **options: Any) -> None:
         qs = Problem.objects.order_by("collection", "source_id")
         if options["collection"]:
-            qs = qs.filter(collection=options["collection"])
+            qs = qs.filter(collection=known_collection(options["collection"]))
         fmt = options["format"] or ("csv" if options["file"].endswith(".csv") else "jsonl")
         lines = dump_csv(problem_records(qs)) if fmt == "csv" else dump_jsonl(problem_records(qs))
         write_output(self, options["file"], lines, "problems")
