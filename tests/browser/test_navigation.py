@@ -84,15 +84,21 @@ def test_a_session_that_expires_during_a_rule_edit_keeps_the_pattern_through_sig
     assert page.evaluate("Object.keys(localStorage).filter(k => k.startsWith('prob2vec-draft:')).length") == 0
 
 
-def test_a_discarded_draft_gives_back_the_saved_pattern(
-    page: Any, live_server: Any, login: Any, alice: Any, concept_factory: Any
-) -> None:
+def leave_a_draft_and_come_back(page: Any, live_server: Any, login: Any, concept_factory: Any, boxes: dict[str, str]) -> None:
+    """Alice types into the nchoosek rule's boxes, leaves without saving, and opens the rule again."""
     concept_factory("nchoosek")
     login("alice")
     page.goto(f"{live_server.url}/concepts/nchoosek/rule/")
-    page.fill("#id_pattern", "draft only")
+    for box, text in boxes.items():
+        page.fill(box, text)
     page.goto(f"{live_server.url}/problems/")  # leaves without saving (the prompt is dismissed)
     page.goto(f"{live_server.url}/concepts/nchoosek/rule/")
+
+
+def test_a_discarded_draft_gives_back_the_saved_pattern(
+    page: Any, live_server: Any, login: Any, alice: Any, concept_factory: Any
+) -> None:
+    leave_a_draft_and_come_back(page, live_server, login, concept_factory, {"#id_pattern": "draft only"})
     assert page.locator("#id_pattern").input_value() == "draft only"
     page.click(".draft-note button:text-is('Discard it')")
     assert page.locator("#id_pattern").input_value() == ""
@@ -103,13 +109,9 @@ def test_a_discarded_draft_gives_back_the_saved_pattern(
 def test_a_restored_draft_says_which_rule_it_is_of_and_can_be_discarded(
     page: Any, live_server: Any, login: Any, alice: Any, concept_factory: Any
 ) -> None:
-    concept_factory("nchoosek")
-    login("alice")
-    page.goto(f"{live_server.url}/concepts/nchoosek/rule/")
-    page.fill("#id_pattern", "draft only")
-    page.fill("#id_statement_pattern", "statement draft")
-    page.goto(f"{live_server.url}/problems/")  # leaves without saving
-    page.goto(f"{live_server.url}/concepts/nchoosek/rule/")
+    leave_a_draft_and_come_back(
+        page, live_server, login, concept_factory, {"#id_pattern": "draft only", "#id_statement_pattern": "statement draft"}
+    )
     notes = page.locator(".draft-note")
     assert notes.count() == 2
     # The note names the rule and the box, in plain words (not the label's help text), and says what happened.
