@@ -6,6 +6,7 @@ import difflib
 import hashlib
 import json
 import logging
+import math
 import os
 import time
 from dataclasses import asdict, dataclass
@@ -801,6 +802,16 @@ def words_select(*, add: list[str], remove: list[str], user: Any = None) -> int:
 
 NEURAL_PARAMS = {"epochs": int, "pretrain_epochs": int, "lr": float, "test_fraction": float, "transfer_sources": int, "min_count": int, "word_dim": int}
 MAX_ROUNDS = 1000
+# name -> (lowest allowed, first value not allowed or None, in words): what training can run with.
+NEURAL_PARAM_RANGES: dict[str, tuple[float, float | None, str]] = {
+    "epochs": (1, None, "a whole number of at least 1"),
+    "pretrain_epochs": (0, None, "a whole number of at least 0"),
+    "lr": (1e-12, None, "a positive number"),
+    "test_fraction": (1e-12, 1, "a number between 0 and 1"),
+    "transfer_sources": (0, None, "a whole number of at least 0"),
+    "min_count": (1, None, "a whole number of at least 1"),
+    "word_dim": (1, None, "a whole number of at least 1"),
+}
 
 
 class ExperimentInputError(ValueError):
@@ -842,8 +853,12 @@ def neural_experiment_start(
             raise ExperimentInputError(f"unknown parameter {name!r}; known: {', '.join(NEURAL_PARAMS)}")
         try:
             params[name] = NEURAL_PARAMS[name](value)
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, OverflowError):
             raise ExperimentInputError(f"parameter {name!r} must be a number, got {value!r}") from None
+        low, high, what = NEURAL_PARAM_RANGES[name]
+        # Checked here, not when training fails half an hour later (nan, inf and negatives parse as floats).
+        if not (math.isfinite(params[name]) and low <= params[name] and (high is None or params[name] < high)):
+            raise ExperimentInputError(f"parameter {name!r} must be {what}, got {value!r}")
     counts = dict(
         GroundTruthLabel.objects.filter(concept__slug__in=concepts).values_list("concept__slug").annotate(n=Count("problem", distinct=True))
     )

@@ -75,6 +75,14 @@ def test_bad_requests_are_refused_with_what_is_wrong(demo_course: None) -> None:
         call_command("nn_extractor_experiment", "--concepts", "nchoosek", "--param", "epochs")
     with pytest.raises(CommandError, match="unknown parameter 'depth'"):
         call_command("nn_extractor_experiment", "--concepts", "nchoosek", "--param", "depth=3")
+    # Values training cannot run with are refused at once, not as a failed experiment later.
+    for param, message in [("lr=nan", "'lr' must be a positive number, got 'nan'"), ("lr=-0.1", "'lr' must be a positive number"),
+                           ("test_fraction=1", "'test_fraction' must be a number between 0 and 1"),
+                           ("epochs=0", "'epochs' must be a whole number of at least 1"), ("lr=inf", "'lr' must be a positive number")]:
+        with pytest.raises(CommandError, match=message):
+            call_command("nn_extractor_experiment", "--concepts", "nchoosek", "--param", param)
+    with pytest.raises(CommandError, match="--schemes names no scheme"):
+        call_command("nn_extractor_experiment", "--concepts", "nchoosek", "--schemes", " , ")
     assert not NeuralExperiment.objects.exists()
 
 

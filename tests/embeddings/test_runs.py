@@ -172,6 +172,10 @@ def test_evaluate_triplets_json_contract(bank: dict[str, Any], tmp_path: Path) -
     assert data["triplets"] == 1 and data["results"]["onehot"]["labels"] == 0.0  # this file states the wrong order
     with pytest.raises(CommandError, match="needs --collection"):
         call_command("evaluate_triplets", "--triplets", str(path))
+    with pytest.raises(CommandError, match="--methods names no method"):
+        call_command("evaluate_triplets", "--methods", ",")
+    with pytest.raises(CommandError, match="unknown method\\(s\\): glove$"):
+        call_command("evaluate_triplets", "--methods", "onehot,,glove")
 
 
 def test_evaluate_triplets_never_reports_an_older_runs_figure_for_a_rebuild_that_failed(bank: dict[str, Any]) -> None:

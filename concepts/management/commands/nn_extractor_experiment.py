@@ -34,10 +34,13 @@ class Command(BaseCommand):
             if not sep:
                 raise CommandError(f"--param expects NAME=VALUE, got {item!r}")
             params[name.strip()] = value.strip()
+        schemes = [s.strip() for s in options["schemes"].split(",") if s.strip()]
+        if not schemes:  # the service reads no schemes as all of them; an empty option is a mistake
+            raise CommandError("--schemes names no scheme; leave it out for all of them")
         try:
             experiment = neural_experiment_start(
                 concepts=[s.strip() for s in options["concepts"].split(",") if s.strip()],
-                schemes=[s.strip() for s in options["schemes"].split(",") if s.strip()],
+                schemes=schemes,
                 rounds=options["rounds"],
                 seed=options["seed"],
                 params=params,

@@ -52,7 +52,9 @@ class Command(BaseCommand):
             triplets = accepted_triplets(options["collection"])
         if not triplets:
             raise CommandError("no triplets to evaluate: accept some first, or pass --triplets FILE")
-        methods = list(METHODS) if options["methods"] == "all" else [m.strip() for m in options["methods"].split(",")]
+        methods = list(METHODS) if options["methods"] == "all" else [m.strip() for m in options["methods"].split(",") if m.strip()]
+        if not methods:
+            raise CommandError("--methods names no method; leave it out for all of them")
         unknown = [m for m in methods if m not in METHODS]
         if unknown:
             raise CommandError(f"unknown method(s): {', '.join(unknown)}")
