@@ -104,7 +104,7 @@ def test_the_editor_saves_versions_and_refuses_invalid_patterns(client: Any, ali
     client.force_login(alice)
     url = reverse("concepts:rule-edit", args=["nchoosek"])
     page = client.get(url).content.decode()
-    assert 'hx-post="/concepts/rules/preview/"' in page and 'hx-sync="this:replace"' in page
+    assert 'hx-post="/concepts/rules/preview/"' in page and 'hx-sync="this:queue last"' in page
     response = client.post(url, {"pattern": r"\\binom", "ignore_case": "on", "enabled": "on", "message": "start"})
     assert response.status_code == 302
     rule = ConceptRule.objects.get()
