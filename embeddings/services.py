@@ -140,13 +140,15 @@ def triplets_parse(*, data: bytes, collection: str, importing: bool = False) -> 
         ids = []
         for role in ("anchor", "positive", "negative"):
             value = obj.get(role)
-            if value is None or str(value).strip() == "":
+            # Stripped, as import_problems stores ids and import_labels reads them.
+            source_id = "" if value is None else str(value).strip()
+            if not source_id:
                 errors.append(LineError(number, f"missing '{role}'"))
                 break
-            if str(value) not in problems:
-                errors.append(LineError(number, f"no problem {str(value)!r} in collection {collection!r} ({role})"))
+            if source_id not in problems:
+                errors.append(LineError(number, f"no problem {source_id!r} in collection {collection!r} ({role})"))
                 break
-            ids.append(problems[str(value)])
+            ids.append(problems[source_id])
         else:
             key = tuple(pk for pk, _ in ids)
             swapped = (key[0], key[2], key[1])

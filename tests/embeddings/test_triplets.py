@@ -139,6 +139,17 @@ def test_import_and_export_triplets(tmp_path: Path, trio: dict[str, Any]) -> Non
     assert json.loads(exported.read_text()) == {"anchor": "a", "positive": "b", "negative": "c", "status": "accepted"}
 
 
+def test_an_import_reads_ids_with_spaces_around_them_as_the_problem_and_label_imports_do(tmp_path: Path, trio: dict[str, Any]) -> None:
+    """import_problems stores " a " as "a" and import_labels finds it by " a "; a triplet line naming it
+    the same way was refused as "no problem ' a '"."""
+    path = tmp_path / "t.jsonl"
+    path.write_text(json.dumps({"anchor": " a ", "positive": "b\t", "negative": "\nc"}) + "\n")
+    out = io.StringIO()
+    call_command("import_triplets", str(path), "--collection", "c", stdout=out, stderr=io.StringIO())
+    assert "1 triplets created" in out.getvalue()
+    assert SimilarityTriplet.objects.get().anchor == trio["a"]
+
+
 def test_an_import_refuses_a_triplet_whose_candidates_are_the_other_way_round_by_its_line(tmp_path: Path, trio: dict[str, Any]) -> None:
     """(A, B, C) and (A, C, B) are one triplet: in one file, or against a stored one (a head TA may have
     swapped it), the line is refused with its number and nothing is written."""
