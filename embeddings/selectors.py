@@ -258,6 +258,7 @@ class SimilarList(NamedTuple):
     similar: list[SimilarProblem]
     borrowed: bool  # the problem had no concepts in the run's source: its vector came from the fallback
     in_run: bool  # False for a problem imported or created after the run was built: it has no row
+    hidden: bool = False  # it has neighbours, but none that `user` may see (nothing else released yet)
 
 
 def problem_similar_list(problem: Any, k: int = 5, user: Any = None) -> SimilarList:
@@ -295,12 +296,13 @@ def problem_similar_list(problem: Any, k: int = 5, user: Any = None) -> SimilarL
         borrowed = not sets.get(problem.pk)
     for i, score in chosen:
         why: list[tuple[str, float]] = []
-        if concept_vectors is not None:
-            local = [sets.get(problem.pk, []), sets.get(int(ids[i]), [])]
+        local = [sets.get(problem.pk, []), sets.get(int(ids[i]), [])] if concept_vectors is not None else [[], []]
+        # Without concepts on either side every share is 0.0: there is no why to show, not a why of zeros.
+        if local[0] and local[1]:
             parts = contributions(concept_vectors, local, freq, 0, 1)
             why = sorted(((run.concept_slugs[c], float(v)) for c, v in parts.items()), key=lambda kv: -kv[1])
         out.append(SimilarProblem(problems[int(ids[i])], score, why))
-    return SimilarList(run, out, borrowed, True)
+    return SimilarList(run, out, borrowed, True, bool(len(idx)) and not out)
 
 
 def _concept_sets_for(run: EmbeddingRun, problem_ids: list[int]) -> dict[int, list[int]]:

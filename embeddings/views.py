@@ -311,7 +311,7 @@ def problem_similar(request: HttpRequest, pk: int) -> HttpResponse:
     from problems.roles import is_course_staff
 
     problem = problem_get_for_user(request.user, pk)
-    run, similar, borrowed, in_run = problem_similar_list(problem, k=5, user=request.user)
+    run, similar, borrowed, in_run, hidden = problem_similar_list(problem, k=5, user=request.user)
     show_why = is_course_staff(request.user)
     borrowed = show_why and borrowed and bool(similar)
     # A problem imported after the run was built is not in it: that is not "no concepts" (a new book's
@@ -319,4 +319,4 @@ def problem_similar(request: HttpRequest, pk: int) -> HttpResponse:
     newer_than_run = run is not None and not in_run
     template = "embeddings/_similar.html" if request.htmx else "embeddings/similar_page.html"
     return render(request, template, {"run": run, "similar": similar, "problem": problem, "show_why": show_why,
-                                      "borrowed": borrowed, "newer_than_run": newer_than_run})
+                                      "borrowed": borrowed, "newer_than_run": newer_than_run, "hidden": hidden})

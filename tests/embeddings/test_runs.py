@@ -250,6 +250,35 @@ def test_similar_problems_fragment_explains_for_staff_only(client: Any, bank: di
     assert "reads like" not in client.get(url, HTTP_HX_REQUEST="true").content.decode()
 
 
+def test_a_problem_without_concepts_shows_no_why_of_zeros(client: Any, bank: dict[str, Any], alice: Any) -> None:
+    """A problem that borrowed its vector has no per-concept why, as the fragment says: its neighbours'
+    rows used to list their concepts at 0.000 each (the shares of a zero concept vector)."""
+    rebuild()
+    client.force_login(alice)
+    body = client.get(reverse("embeddings:problem-similar", args=[bank["bare"].pk]), HTTP_HX_REQUEST="true").content.decode()
+    assert "so there is no per-concept why" in body and "Bayes" in body
+    assert "why:" not in body and "share of the cosine" not in body
+    # A labelled problem's neighbour without concepts (the bare one) gets no row of zeros either.
+    from embeddings.selectors import problem_similar_list
+
+    similar = problem_similar_list(bank["count0"], k=8).similar
+    assert [s.contributions for s in similar if s.problem == bank["bare"]] == [[]]
+    assert all(s.contributions for s in similar if s.problem != bank["bare"])
+
+
+def test_a_student_whose_neighbours_are_all_unreleased_is_not_told_the_problem_has_no_concepts(
+    client: Any, bank: dict[str, Any], sam: Any
+) -> None:
+    """The first problem a course releases has neighbours, none of them released: that is not "no
+    concepts, so no neighbours" (what the fragment told students), and names none of them."""
+    rebuild()
+    Problem.objects.exclude(pk=bank["count0"].pk).update(released=False)
+    client.force_login(sam)
+    body = client.get(reverse("embeddings:problem-similar", args=[bank["count0"].pk]), HTTP_HX_REQUEST="true").content.decode()
+    assert "has no concepts" not in body and "No similar problem is released yet" in body
+    assert "Count 1" not in body and "Bayes" not in body
+
+
 def test_a_run_says_how_it_weighed_rare_concepts_and_its_why_uses_those_weights(bank: dict[str, Any], alice: Any) -> None:
     """Labels keep the paper's 1/f, extracted sources 1/sqrt(f) (stop 41), resolved on the run's parameters
     and notes. A run's "why" of a similarity splits the concept part of its cosine with the weights the
