@@ -10,7 +10,7 @@ import math
 import os
 import time
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -800,18 +800,17 @@ def words_select(*, add: list[str], remove: list[str], user: Any = None) -> int:
 
 # --- the neural extractor (the paper's Table 3) ---------------------------------------------------
 
-NEURAL_PARAMS = {"epochs": int, "pretrain_epochs": int, "lr": float, "test_fraction": float, "transfer_sources": int, "min_count": int, "word_dim": int}
-MAX_ROUNDS = 1000
-# name -> (lowest allowed, first value not allowed or None, in words): what training can run with.
-NEURAL_PARAM_RANGES: dict[str, tuple[float, float | None, str]] = {
-    "epochs": (1, None, "a whole number of at least 1"),
-    "pretrain_epochs": (0, None, "a whole number of at least 0"),
-    "lr": (1e-12, None, "a positive number"),
-    "test_fraction": (1e-12, 1, "a number between 0 and 1"),
-    "transfer_sources": (0, None, "a whole number of at least 0"),
-    "min_count": (1, None, "a whole number of at least 1"),
-    "word_dim": (1, None, "a whole number of at least 1"),
+# A training override's name -> (type, what training can run with, that in words).
+NEURAL_PARAMS: dict[str, tuple[type, Callable[[float], bool], str]] = {
+    "epochs": (int, lambda v: v >= 1, "a whole number of at least 1"),
+    "pretrain_epochs": (int, lambda v: v >= 0, "a whole number of at least 0"),
+    "lr": (float, lambda v: v > 0, "a positive number"),
+    "test_fraction": (float, lambda v: 0 < v < 1, "a number between 0 and 1"),
+    "transfer_sources": (int, lambda v: v >= 0, "a whole number of at least 0"),
+    "min_count": (int, lambda v: v >= 1, "a whole number of at least 1"),
+    "word_dim": (int, lambda v: v >= 1, "a whole number of at least 1"),
 }
+MAX_ROUNDS = 1000
 
 
 class ExperimentInputError(ValueError):
@@ -851,13 +850,13 @@ def neural_experiment_start(
     for name, value in params.items():
         if name not in NEURAL_PARAMS:
             raise ExperimentInputError(f"unknown parameter {name!r}; known: {', '.join(NEURAL_PARAMS)}")
+        kind, allowed, what = NEURAL_PARAMS[name]
         try:
-            params[name] = NEURAL_PARAMS[name](value)
+            params[name] = kind(value)
         except (TypeError, ValueError, OverflowError):
             raise ExperimentInputError(f"parameter {name!r} must be a number, got {value!r}") from None
-        low, high, what = NEURAL_PARAM_RANGES[name]
         # Checked here, not when training fails half an hour later (nan, inf and negatives parse as floats).
-        if not (math.isfinite(params[name]) and low <= params[name] and (high is None or params[name] < high)):
+        if not (math.isfinite(params[name]) and allowed(params[name])):
             raise ExperimentInputError(f"parameter {name!r} must be {what}, got {value!r}")
     counts = dict(
         GroundTruthLabel.objects.filter(concept__slug__in=concepts).values_list("concept__slug").annotate(n=Count("problem", distinct=True))

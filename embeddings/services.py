@@ -629,7 +629,8 @@ def _publish_reused(*, run_id: int) -> None:
     active = _active_row_locked(run=run)
     if active is None or active.run_id == run.pk or active.activated_by_id is not None:
         return
-    if (active.run.method, active.run.source) == (run.method, run.source):
+    # The active run's method and source only: `active.run` would read its vectors too.
+    if EmbeddingRun.objects.filter(pk=active.run_id, method=run.method, source=run.source).exists():
         active.run = run
         active.save()
 
