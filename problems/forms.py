@@ -55,8 +55,10 @@ class ProblemForm(forms.ModelForm):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.fields["collection"].required = False
-        self.fields["source_id"].required = False
+        # A new problem gets the default collection and a generated id; an existing one keeps the
+        # (collection, id) that import and export find it by, so neither may be blanked on edit.
+        self.fields["collection"].required = bool(self.instance.pk)
+        self.fields["source_id"].required = bool(self.instance.pk)
         self.fields["title"].required = False
         if self.instance.pk:
             # Kept in the browser until saved (static/js/site.js), e.g. across an expired session.

@@ -95,6 +95,23 @@ def test_tas_create_edit_and_delete_problems(client: Any, alice: Any, concept_fa
     assert not Problem.objects.exists()
 
 
+def test_editing_keeps_the_collection_and_id_the_import_finds_a_problem_by(
+    client: Any, alice: Any, problem_factory: Any
+) -> None:
+    """Blanking them on edit saved an empty collection and id (the export then wrote a record its own
+    import rejects, "missing id"), and a second problem blanked so was a 500 (IntegrityError)."""
+    first, second = problem_factory("Roll a die.", title="Die"), problem_factory("Toss a coin.", title="Coin")
+    client.force_login(alice)
+    for problem in (first, second):
+        response = client.post(
+            reverse("problems:edit", args=[problem.pk]), {"title": "", "text": problem.text, "collection": "", "source_id": ""}
+        )
+        assert response.status_code == 200
+        assert response.context["form"].errors.keys() == {"collection", "source_id"}
+        saved = Problem.objects.get(pk=problem.pk)
+        assert (saved.collection, saved.source_id) == (problem.collection, problem.source_id)
+
+
 def test_search_finds_words_and_ids(client: Any, alice: Any, bank: Any) -> None:
     client.force_login(alice)
     assert titles(client.get(reverse("problems:list"), {"q": "committee"})) == {"Committee"}
