@@ -167,6 +167,21 @@ def latex_inline(text: str) -> str:
     return _outside_math(html.escape(text, quote=False))
 
 
+# MATH's answers are what its solutions put in \boxed{}: math-mode LaTeX without delimiters
+# (`\frac{1}{2}`, `50\%`, `1,\!000`), which KaTeX's auto-render leaves on the page as source.
+_MATH_MODE_MARKUP = re.compile(r"\\\S|[{}^_]")
+_ANY_DELIMITER = re.compile(r"(?<!\\)\$|\\\(|\\\[")
+
+
+def answer_html(answer: str) -> str:
+    """A problem's answer, escaped, for a `math` element: one written in math-mode LaTeX with no
+    delimiters is put inside `\\(…\\)` so that KaTeX renders it; plain answers ("0.37",
+    "chemistry", "1365; 0.0923") and ones with their own delimiters are left as they are."""
+    if _MATH_MODE_MARKUP.search(answer) and not _ANY_DELIMITER.search(answer):
+        answer = f"\\({answer}\\)"
+    return html.escape(answer, quote=False)
+
+
 # A table as written (with the display-math wrapper some authors put around it): KaTeX cannot typeset
 # tabular, so the preview shows it as source in a box KaTeX leaves alone, rather than as a red error.
 _SOURCE_TABLE = re.compile(r"(?:\\\[|\$\$)\s*\\begin\{tabular\}.*?\\end\{tabular\}\s*(?:\\\]|\$\$)|\\begin\{tabular\}.*?\\end\{tabular\}", re.S)

@@ -3,7 +3,7 @@ from __future__ import annotations
 from django import template
 from django.utils.safestring import SafeString, mark_safe
 
-from problems.latex_html import latex_inline, latex_to_html
+from problems.latex_html import answer_html, latex_inline, latex_to_html
 
 register = template.Library()
 
@@ -17,6 +17,11 @@ def latex(text: str) -> SafeString:
 @register.filter(name="latex_inline")
 def latex_inline_filter(text: str) -> SafeString:
     return mark_safe(latex_inline(text or ""))  # noqa: S308
+
+
+@register.filter(name="latex_answer")
+def latex_answer(answer: str) -> SafeString:
+    return mark_safe(answer_html(answer or ""))  # noqa: S308
 
 
 @register.filter(name="latex_title")

@@ -93,3 +93,19 @@ def test_textbook_markup_is_typeset_not_shown_as_source(
     parts = text.locator("ol.parts > li")
     assert parts.count() == 2
     assert parts.first.evaluate("li => getComputedStyle(li, '::before').content") == '"(" counter(part, lower-alpha) ") "'
+
+
+def test_an_answer_written_as_math_mode_latex_is_typeset(
+    page: Any, live_server: Any, login: Any, alice: Any, problem_factory: Any
+) -> None:
+    """MATH's answers are the inside of a \\boxed{}, with no $: the page showed `\\frac{1}{2}` as source."""
+    problem = problem_factory(
+        "What is the probability that flipping a fair coin three times produces fewer than two heads?",
+        answer="\\frac{1}{2}",
+    )
+    login("alice")
+    page.goto(f"{live_server.url}/problems/{problem.pk}/")
+    page.wait_for_selector("p:has(> strong:text-is('Answer:')) .katex")
+    answer = page.locator("p:has(> strong:text-is('Answer:'))")
+    assert answer.locator(".katex-mathml annotation").text_content() == "\\frac{1}{2}"
+    assert "\\" not in answer.inner_text()

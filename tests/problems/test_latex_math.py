@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from problems.latex_html import latex_highlight, latex_to_html
+from problems.latex_html import answer_html, latex_highlight, latex_to_html
 
 SIGN = '<span class="no-math">$</span>'
 
@@ -89,3 +89,27 @@ def test_the_preview_splits_a_rule_text_where_rule_text_joins_it() -> None:
     from problems.latex_html import _SOLUTION_JOIN
 
     assert _SOLUTION_JOIN == _SOLUTION_START
+
+
+ANSWERS = {
+    # MATH's answers, the inside of a \\boxed{}: math-mode LaTeX that KaTeX's auto-render showed as source.
+    "\\frac{1}{2}": "\\(\\frac{1}{2}\\)",
+    "1,\\!000,\\!000": "\\(1,\\!000,\\!000\\)",
+    "50\\%": "\\(50\\%\\)",
+    "-\\$0.50": "\\(-\\$0.50\\)",
+    "240\\text{ ways.}": "\\(240\\text{ ways.}\\)",
+    "2^{10}": "\\(2^{10}\\)",
+    # Plain answers (the demo course's, TheoremQA's) and answers with their own delimiters stay as they are.
+    "0.37": "0.37",
+    "1365; 0.0923": "1365; 0.0923",
+    "chemistry": "chemistry",
+    "[1.0, 0.25]": "[1.0, 0.25]",
+    "$\\frac{1}{2}$": "$\\frac{1}{2}$",
+    "\\(x<1\\)": "\\(x&lt;1\\)",
+    "<b>&</b>": "&lt;b&gt;&amp;&lt;/b&gt;",
+}
+
+
+@pytest.mark.parametrize("answer, expected", ANSWERS.items())
+def test_an_answer_in_math_mode_latex_is_given_to_katex_as_math(answer: str, expected: str) -> None:
+    assert answer_html(answer) == expected
