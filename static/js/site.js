@@ -11,6 +11,16 @@
   ["align", "align*", "equation", "equation*", "gather", "gather*"].forEach(function (env) {
     delimiters.push({ left: "\\begin{" + env + "}", right: "\\end{" + env + "}", display: true });
   });
+  // Commands KaTeX lacks that real books write inside math: Grinstead & Snell's own \mat{P} (its
+  // matrices, in bold) and plain TeX's \mbox, \pmatrix{a & b \cr c & d} and \matrix. Without these,
+  // 60 of the book's 705 problems showed "\mat" in red where a matrix was named.
+  var macros = {
+    "\\mat": "\\mathbf{#1}",
+    "\\mbox": "\\text{#1}",
+    "\\cr": "\\\\",
+    "\\pmatrix": "\\begin{pmatrix}#1\\end{pmatrix}",
+    "\\matrix": "\\begin{matrix}#1\\end{matrix}",
+  };
   // Course text (problems, titles, solutions): sizes capped at 10em, macros expanded at most 200 times,
   // and no \href, \url, \includegraphics or \htmlClass (trust off).
   var options = {
@@ -21,7 +31,10 @@
   // anything larger than a character or two: `\rule{3000px}{3000px}` becomes a small box.
   var userOptions = Object.assign({}, options, { maxSize: 2, maxExpand: 20 });
   function render(el) {
-    window.renderMathInElement(el, el.classList.contains("user-text") ? userOptions : options);
+    // A fresh copy for each element: KaTeX writes a text's \gdef into the macros it is given, which
+    // must not carry over from one text (a student's reason) to the next.
+    var opts = el.classList.contains("user-text") ? userOptions : options;
+    window.renderMathInElement(el, Object.assign({}, opts, { macros: Object.assign({}, macros) }));
   }
   function renderMath(root) {
     if (!window.renderMathInElement) return;

@@ -109,3 +109,28 @@ def test_an_answer_written_as_math_mode_latex_is_typeset(
     answer = page.locator("p:has(> strong:text-is('Answer:'))")
     assert answer.locator(".katex-mathml annotation").text_content() == "\\frac{1}{2}"
     assert "\\" not in answer.inner_text()
+
+
+# Grinstead & Snell writes its matrices with its own \mat and distributions with plain TeX's \pmatrix and \cr.
+GS_MACROS = (
+    "Write a program to simulate the outcomes of a Markov chain, given the transition matrix $\\mat{P}$.\n"
+    "A random variable $X$ has the distribution\n"
+    "$$ p_X = \\pmatrix{ 0 & 1 & 2 & 4 \\cr 1/3 & 1/3 & 1/6 & 1/6 \\cr}\\ .\n$$\n"
+    "Show that $1 = P(\\mbox{higher}) + P(\\mbox{lower})$."
+)
+
+
+def test_grinstead_and_snell_s_macros_are_typeset_not_shown_in_red(
+    page: Any, live_server: Any, login: Any, alice: Any, problem_factory: Any
+) -> None:
+    problem = problem_factory(GS_MACROS, title="Markov chain simulation")
+    login("alice")
+    page.goto(f"{live_server.url}/problems/{problem.pk}/")
+    page.wait_for_selector("#problem-text .katex-display")
+    text = page.locator("#problem-text")
+    assert text.locator(".katex-error").count() == 0
+    # An undefined command is drawn in KaTeX's error colour, inside the formula.
+    assert text.locator("mstyle[mathcolor='#cc0000']").count() == 0
+    assert "\\" not in "".join(text.locator(".katex-html").all_inner_texts())
+    assert text.locator(".katex-mathml mi[mathvariant='bold']").first.text_content() == "P"
+    assert text.locator(".katex-display mtable mtr").count() == 2  # the distribution's two rows
