@@ -5,8 +5,9 @@ from __future__ import annotations
 from typing import Any, Iterator
 
 from django.core.paginator import Page, Paginator
-from django.db import connection
+from django.db import connection, router
 from django.db.models import Count, Prefetch, Q, QuerySet
+from django.db.models.deletion import Collector
 from django.db.models.expressions import RawSQL
 from django.http import Http404
 
@@ -130,6 +131,25 @@ def problem_page(qs: QuerySet[Problem], number: Any, per_page: int) -> Page:
     if qs.query.order_by == PG_MODULE_SORT and paginator.count < PG_SORT_MATCHES_BELOW:
         paginator.object_list = qs.order_by(*SORTS["module"])  # the same order
     return paginator.get_page(number)
+
+
+def problem_delete_summary(problem: Problem) -> list[str]:
+    """What deleting the problem deletes with it, as "3 similarity triplets", "12 attempts": every row of
+    another app that cascades from it (a triplet that names it goes whole, with its votes). Read from
+    Django's delete collector, as the admin's confirmation page does, so that problems/ need not import
+    the apps that point at a problem."""
+    collector = Collector(using=router.db_for_write(Problem))
+    collector.collect([problem])
+    counts: dict[Any, int] = {}
+    for model, rows in collector.data.items():
+        counts[model] = counts.get(model, 0) + len(rows)
+    for qs in collector.fast_deletes:
+        counts[qs.model] = counts.get(qs.model, 0) + qs.count()
+    return [
+        f"{n} {model._meta.verbose_name if n == 1 else model._meta.verbose_name_plural}"
+        for model, n in counts.items()
+        if n and model is not Problem and not model._meta.auto_created  # a many-to-many table goes with its row
+    ]
 
 
 def problem_labels(problem: Problem) -> list[Concept]:

@@ -16,6 +16,7 @@ from problems.forms import ProblemFilterForm, ProblemForm, ProblemImportForm
 from problems.roles import is_course_staff, permission_required
 from problems.selectors import (
     problem_collections,
+    problem_delete_summary,
     problem_get_for_user,
     problem_labels,
     problem_list,
@@ -111,7 +112,9 @@ def problem_delete_view(request: HttpRequest, pk: int) -> HttpResponse:
         problem_delete(problem=problem)
         messages.success(request, f"Deleted “{problem.title}”.")
         return redirect("problems:list")
-    return render(request, "problems/problem_confirm_delete.html", {"problem": problem})
+    return render(
+        request, "problems/problem_confirm_delete.html", {"problem": problem, "deleted_with": problem_delete_summary(problem)}
+    )
 
 
 def _import_body_limit() -> int:

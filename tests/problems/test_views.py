@@ -112,6 +112,26 @@ def test_editing_keeps_the_collection_and_id_the_import_finds_a_problem_by(
         assert (saved.collection, saved.source_id) == (problem.collection, problem.source_id)
 
 
+def test_the_delete_page_says_what_goes_with_the_problem(client: Any, alice: Any, sam: Any, problem_factory: Any) -> None:
+    """It said "with its labels", and deleting also took the accepted triplets that name the problem
+    (expert judgements, with their votes) and the students' attempts."""
+    from embeddings.models import SimilarityTriplet, TripletVote
+    from practice.models import Attempt
+
+    anchor = problem_factory("Choose 2 of 5.", title="Count", labels=["nchoosek"])
+    positive, negative = problem_factory("Choose 3 of 7."), problem_factory("Roll a die.")
+    triplet = SimilarityTriplet.objects.create(anchor=anchor, positive=positive, negative=negative, status="accepted")
+    TripletVote.objects.create(triplet=triplet, voter=alice, choice="positive")
+    Attempt.objects.create(student=sam, problem=anchor, verdict="correct", outcome=1.0)
+    client.force_login(alice)
+    page = client.get(reverse("problems:delete", args=[anchor.pk])).content.decode()
+    assert "It also deletes: " in page
+    for what in ["1 ground truth label", "1 similarity triplet", "1 triplet vote", "1 attempt"]:
+        assert what in page
+    lonely = problem_factory("Toss a coin.")  # nothing points at it: nothing more to say
+    assert "It also deletes" not in client.get(reverse("problems:delete", args=[lonely.pk])).content.decode()
+
+
 def test_search_finds_words_and_ids(client: Any, alice: Any, bank: Any) -> None:
     client.force_login(alice)
     assert titles(client.get(reverse("problems:list"), {"q": "committee"})) == {"Committee"}
