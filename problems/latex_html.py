@@ -169,7 +169,9 @@ def latex_inline(text: str) -> str:
 
 # MATH's answers are what its solutions put in \boxed{}: math-mode LaTeX without delimiters
 # (`\frac{1}{2}`, `50\%`, `1,\!000`), which KaTeX's auto-render leaves on the page as source.
-_MATH_MODE_MARKUP = re.compile(r"\\\S|[{}^_]")
+# Only a command or a braced script marks math mode: a typed "2^10" or "{1, 2, 3}" reads right as text
+# and would not typeset as meant (2 to the 1, then 0; the braces dropped).
+_MATH_MODE_MARKUP = re.compile(r"\\\S|[\^_]\{")
 _ANY_DELIMITER = re.compile(r"(?<!\\)\$|\\\(|\\\[")
 
 

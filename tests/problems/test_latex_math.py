@@ -104,6 +104,9 @@ ANSWERS = {
     "1365; 0.0923": "1365; 0.0923",
     "chemistry": "chemistry",
     "[1.0, 0.25]": "[1.0, 0.25]",
+    # Typed by a TA: read right as text, and KaTeX would typeset them otherwise (2 to the 1, then 0).
+    "2^10": "2^10",
+    "{1, 2, 3}": "{1, 2, 3}",
     "$\\frac{1}{2}$": "$\\frac{1}{2}$",
     "\\(x<1\\)": "\\(x&lt;1\\)",
     "<b>&</b>": "&lt;b&gt;&amp;&lt;/b&gt;",
