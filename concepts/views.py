@@ -114,7 +114,7 @@ def rule_edit(request: HttpRequest, slug: str) -> HttpResponse:
         if form.is_valid():
             data = form.cleaned_data
             try:
-                rule_save(
+                saved = rule_save(
                     concept=concept,
                     pattern=data["pattern"],
                     statement_pattern=data["statement_pattern"],
@@ -124,7 +124,12 @@ def rule_edit(request: HttpRequest, slug: str) -> HttpResponse:
                     message=data["message"],
                     base_version=data["base_version"],
                 )
-                messages.success(request, f"Saved the rule of {concept.slug}.", extra_tags="saved")
+                if rule is not None and saved.version == rule.version:
+                    # rule_save makes no version when nothing changed, so a change note alone is not kept.
+                    kept = " and the change note was not kept" if data["message"].strip() else ""
+                    messages.info(request, f"Nothing changed in the rule of {concept.slug}: no new version was saved{kept}.")
+                else:
+                    messages.success(request, f"Saved the rule of {concept.slug}.", extra_tags="saved")
                 return redirect("concepts:rule-edit", slug=concept.slug)
             except RuleRejected as exc:
                 form.add_error(exc.field, f"Invalid pattern: {exc}")

@@ -116,6 +116,19 @@ def test_the_editor_saves_versions_and_refuses_invalid_patterns(client: Any, ali
     assert '<strong id="matched-count">3</strong>' in client.get(url).content.decode()
 
 
+def test_saving_a_rule_unchanged_says_nothing_was_saved_and_makes_no_version(client: Any, alice: Any, bank: Any) -> None:
+    client.force_login(alice)
+    url = reverse("concepts:rule-edit", args=["nchoosek"])
+    fields = {"pattern": r"\\binom", "ignore_case": "on", "enabled": "on", "base_version": 0, "message": "start"}
+    assert "Saved the rule of nchoosek." in client.post(url, fields, follow=True).content.decode()
+    # The same rule again, with only a new change note: no version, and the page says so.
+    page = client.post(url, {**fields, "base_version": 1, "message": "why it matters"}, follow=True).content.decode()
+    assert "Nothing changed in the rule of nchoosek: no new version was saved and the change note was not kept." in page
+    assert "Saved the rule of" not in page
+    rule = ConceptRule.objects.get()
+    assert (rule.version, list(rule.versions.values_list("message", flat=True))) == (1, ["start"])
+
+
 def test_history_page_and_revert(client: Any, alice: Any, bob: Any, bank: Any) -> None:
     concept = bank["binom"].ground_truth_labels.get().concept
     rule_save(concept=concept, pattern="one", user=alice)
