@@ -63,6 +63,11 @@ def practice(request: HttpRequest) -> HttpResponse:
     problem = _offered_problem(request, offer)
     if problem is None:
         offer = None
+    if request.method == "POST" and problem is not None and request.POST.get("problem", str(problem.pk)) != str(problem.pk):
+        # A form left on screen for another problem (Back after "similar", a second tab): its answer or
+        # skip is not about the problem now on offer, so it must not be recorded against it.
+        error = "That form was for a problem that is no longer the one on offer (another tab, or Back): nothing was recorded. Here is your current problem."
+        return render(request, "practice/practice.html", {"problem": problem, "offer": offer, "error": error}, status=409)
     if request.method == "POST" and problem is not None:
         actions = request.POST.getlist("action") or ["answer"]
         action = actions[-1]  # the hidden default comes first; a clicked button's value after it

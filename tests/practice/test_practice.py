@@ -157,3 +157,25 @@ def test_feedback_repeats_what_was_read_and_checks_each_part(client: Any, sam: A
     Problem.objects.filter(pk=second).update(answer="0.00144")
     page = client.post(reverse("practice:practice"), {"action": "answer", "answer": "0.002"}).content.decode()
     assert "Not quite." in page and "we read <strong>0.002</strong>" in page
+
+
+@pytest.mark.django_db
+def test_a_form_left_behind_by_back_or_another_tab_never_records_on_the_problem_now_offered(client: Any, sam: Any, course: dict[str, Any]) -> None:
+    """The page shows X; "similar" (in another tab, or before Back) moves the offer on to Y. The form
+    still on screen for X must not record its answer, or its skip, against Y."""
+    client.force_login(sam)
+    first, _ = offered(client)
+    stale_key = client.session["practice"]["key"]
+    client.post(reverse("practice:practice"), {"action": "similar"})
+    now, _ = offered(client)
+    assert now != first
+    answer = "10" if first == course["count1"].pk else "20"  # right for X, wrong for Y
+    for action in ("answer", "skip"):
+        page = client.post(reverse("practice:practice"), {"action": action, "answer": answer, "problem": first, "submission": stale_key})
+        assert page.status_code == 409
+        html = page.content.decode()
+        assert "nothing was recorded" in html and f'data-problem="{now}"' in html and 'id="feedback"' not in html
+    assert not Attempt.objects.exists()
+    # The form of the problem on offer still records, on that problem.
+    client.post(reverse("practice:practice"), {"action": "answer", "report": "solved", "problem": now})
+    assert list(Attempt.objects.values_list("problem_id", "verdict")) == [(now, "solved")]
