@@ -61,6 +61,7 @@ def attempt_record(
     if practice_only and not problem_open_for_practice(problem):
         raise AttemptNotOpen(f"problem {problem.pk} is not open for practice")
     check = None
+    unchecked = "this answer cannot be checked automatically: compare it with the solution and say how you did"
     if skip:
         verdict = "skipped"
     elif answer.strip() and problem.answer.strip():
@@ -68,10 +69,12 @@ def attempt_record(
         verdict = check.verdict if check.verdict in ("correct", "incorrect") else ""
         if not verdict:
             if self_report not in SELF_REPORTS:
-                raise AttemptRejected("this answer cannot be checked automatically: compare it with the solution and say how you did")
+                raise AttemptRejected(unchecked)
             verdict = self_report
     elif self_report in SELF_REPORTS:
         verdict = self_report
+    elif answer.strip():  # typed, but the problem stores no answer to check it against
+        raise AttemptRejected(unchecked)
     else:
         raise AttemptRejected("type an answer, or say whether you solved the problem")
     stored_answer = answer.strip()[:2000]

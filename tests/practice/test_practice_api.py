@@ -160,3 +160,17 @@ def test_a_request_reads_a_fixed_number_of_rows_whatever_the_history(
             attempt(offered["problem"]["id"])
         counts.append((len(get_next.captured_queries), len(post.captured_queries)))
     assert counts[0] == counts[1]
+
+
+@pytest.mark.django_db
+def test_an_answer_to_a_problem_with_no_answer_to_check_is_asked_for_a_self_report_not_for_an_answer(sam: Any, course: dict[str, Any]) -> None:
+    """Bayes has no stored answer: a typed answer alone cannot be checked, and the refusal says so
+    (not "type an answer", which the student just did); with a self-report it is stored, answer kept."""
+    api = token_client(sam)
+    refused = api.post("/api/attempts", {"problem": course["bayes"].pk, "answer": "0.5"}, format="json")
+    assert refused.status_code == 400
+    detail = refused.json()["detail"]
+    assert "cannot be checked automatically" in detail and "type an answer" not in detail
+    assert not Attempt.objects.exists()
+    stored = api.post("/api/attempts", {"problem": course["bayes"].pk, "answer": "0.5", "self_report": "solved"}, format="json").json()
+    assert stored["verdict"] == "solved" and stored["answer"] == "0.5" and stored["check"] is None
