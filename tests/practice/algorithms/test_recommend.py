@@ -193,3 +193,15 @@ def test_the_lazy_cosines_choose_as_the_plain_loop_on_larger_banks() -> None:
         attempts = [Attempt(int(rng.integers(n)), float(rng.choice([0.0, 0.5, 1.0])), skipped=bool(rng.random() < 0.1)) for _ in range(int(rng.integers(1, 40)))]
         rec = recommend(bank, attempts, eligible)
         assert (rec.problem if rec else None) == reference_choice(plain, attempts, eligible), trial
+
+
+def test_after_a_partial_solve_its_own_concepts_are_practised_again_not_added() -> None:
+    """A partly solved problem's concepts are not mastered (0.5), so the next problem may hold them: the
+    reason says it practises them again, and "adds" only concepts the partly solved problem did not hold."""
+    rec = recommend(BANK, [Attempt(0, 0.5)], ALL)
+    assert rec.problem == 1 and rec.new_concepts == [0]
+    assert rec.reason == "You partly solved “P0”; this one practises counting again."
+    # Counting partly solved, then P2 partly solved: P3 holds both again and brings normal.
+    rec = recommend(BANK, [Attempt(0, 0.5), Attempt(2, 0.5)], np.array([0, 0, 0, 1, 0, 0, 0], dtype=bool) | np.eye(7, dtype=bool)[2])
+    assert rec.problem == 3
+    assert rec.reason == "You partly solved “P2”; this one practises binomial, counting again and adds normal."
