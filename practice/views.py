@@ -175,6 +175,15 @@ def my_progress(request: HttpRequest) -> HttpResponse:
     from practice.selectors import next_problem_for, student_progress
 
     progress, attempts = student_progress(request.user)
+    # "Practise: …" leads to the practice page: name what it will show, the offer it holds (after
+    # "similar" that is not the plain next problem), else what it will choose from the same history.
+    offer = request.session.get(PRACTICE_SESSION_KEY)
+    offered = _offered_problem(request, offer)
+    if offered is not None:
+        next_up: Any = (offered, offer)
+    else:
+        recent = [pid for pid in request.session.get(PRACTICE_RECENT_KEY, []) if isinstance(pid, int)]
+        next_up = next_problem_for(request.user, recent_ids=recent)
     concepts = {slug: (name, module) for slug, name, module in Concept.objects.values_list("slug", "name", "module__name")}
     level = Policy().mastery_level
     concept_rows = sorted(
@@ -194,5 +203,5 @@ def my_progress(request: HttpRequest) -> HttpResponse:
         "mastery_level": round(100 * level),
         "recent": recent,
         "attempt_count": len(attempts),
-        "next": next_problem_for(request.user),
+        "next": next_up,
     })

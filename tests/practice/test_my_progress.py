@@ -55,3 +55,20 @@ def test_my_progress_hides_titles_of_withdrawn_problems(client: Any, sam: Any, c
     client.force_login(sam)
     page = client.get(reverse("practice:my-progress")).content.decode()
     assert "Count one" not in page and f"problem #{course['count1'].pk} (withdrawn)" in page
+
+
+@pytest.mark.django_db
+def test_what_next_names_the_problem_practice_has_on_offer(client: Any, sam: Any, course: dict[str, Any]) -> None:
+    """After "Show me a similar problem" practice offers Y, not the plain next X: "Practise: …" on my
+    progress leads to the practice page, so it names Y and the reason Y was offered, not X."""
+    from problems.models import Problem
+
+    client.force_login(sam)
+    first, _ = offered(client)
+    client.post(reverse("practice:practice"), {"action": "similar"})
+    now, reason = offered(client)
+    assert now != first
+    what_next = client.get(reverse("practice:my-progress")).content.decode().split('id="what-next"')[1].split("</section>")[0]
+    practise = what_next.split('id="practise-next">')[1].split("</a>")[0]
+    assert Problem.objects.get(pk=now).title in practise and Problem.objects.get(pk=first).title not in practise
+    assert reason.split("</strong>")[1].strip() in what_next and "Similar to" in reason  # the reason it was offered
