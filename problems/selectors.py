@@ -74,6 +74,12 @@ def problem_open_for_practice(problem: Problem) -> bool:
     return bool(problem.released and problem.module is not None and problem.module.open_for_practice)
 
 
+def problem_attempt_counts(problem: Problem) -> tuple[int, int]:
+    """(attempts, students) at a problem: deleting it deletes them, which its confirmation page says."""
+    counts = problem.attempts.aggregate(attempts=Count("id"), students=Count("student", distinct=True))
+    return counts["attempts"], counts["students"]
+
+
 def problem_search(qs: QuerySet[Problem], q: str) -> QuerySet[Problem]:
     q = q.strip()
     if not q:

@@ -15,6 +15,7 @@ from problems import bank_io
 from problems.forms import ProblemFilterForm, ProblemForm, ProblemImportForm
 from problems.roles import is_course_staff, permission_required
 from problems.selectors import (
+    problem_attempt_counts,
     problem_collections,
     problem_delete_summary,
     problem_get_for_user,
@@ -112,9 +113,9 @@ def problem_delete_view(request: HttpRequest, pk: int) -> HttpResponse:
         problem_delete(problem=problem)
         messages.success(request, f"Deleted “{problem.title}”.")
         return redirect("problems:list")
-    return render(
-        request, "problems/problem_confirm_delete.html", {"problem": problem, "deleted_with": problem_delete_summary(problem)}
-    )
+    attempts, students = problem_attempt_counts(problem)
+    context = {"problem": problem, "deleted_with": problem_delete_summary(problem), "attempts": attempts, "students": students}
+    return render(request, "problems/problem_confirm_delete.html", context)
 
 
 def _import_body_limit() -> int:

@@ -338,3 +338,21 @@ def test_a_search_longer_than_200_characters_says_so_in_place_of_the_list(client
     assert fragment.lstrip().startswith('<div id="problem-results">')
     export = client.get("/problems/export/", {"q": long, "format": "csv"})
     assert export.status_code == 400 and "at most 200 characters" in export.content.decode()
+
+
+def test_deleting_a_problem_says_it_deletes_the_students_attempts_on_it(client: Any, alice: Any, make_user: Any, problem_factory: Any) -> None:
+    """Attempts go with the problem (students' history and progress): the confirmation says how many,
+    and whose, before a TA deletes it; a problem nobody tried says nothing about attempts."""
+    from practice.models import Attempt
+
+    tried, untried = problem_factory("Tried.", labels=["nchoosek"]), problem_factory("Untried.")
+    for name in ("sam", "sue"):
+        student = make_user(name, "student")
+        for verdict, outcome in (("incorrect", 0.0), ("correct", 1.0)):
+            Attempt.objects.create(student=student, problem=tried, verdict=verdict, outcome=outcome)
+    client.force_login(alice)
+    page = client.get(reverse("problems:delete", args=[tried.pk])).content.decode()
+    assert "4 attempts by 2 students" in page
+    assert "attempt" not in client.get(reverse("problems:delete", args=[untried.pk])).content.decode()
+    client.post(reverse("problems:delete", args=[tried.pk]))
+    assert not Attempt.objects.exists()  # what the page said
