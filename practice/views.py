@@ -182,8 +182,8 @@ def my_progress(request: HttpRequest) -> HttpResponse:
     if offered is not None:
         next_up: Any = (offered, offer)
     else:
-        recent = [pid for pid in request.session.get(PRACTICE_RECENT_KEY, []) if isinstance(pid, int)]
-        next_up = next_problem_for(request.user, recent_ids=recent)
+        recent_ids = [pid for pid in request.session.get(PRACTICE_RECENT_KEY, []) if isinstance(pid, int)]
+        next_up = next_problem_for(request.user, recent_ids=recent_ids)
     concepts = {slug: (name, module) for slug, name, module in Concept.objects.values_list("slug", "name", "module__name")}
     level = Policy().mastery_level
     concept_rows = sorted(
