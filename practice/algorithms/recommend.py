@@ -236,9 +236,11 @@ def recommend(
 
     anchor = current if mode == "similar" and current is not None else (tried.problem if tried else None)
     if anchor is None:
-        # A first problem: the fewest concepts, earliest in the bank's order.
+        # A first problem: the fewest concepts, earliest in the bank's order; one with no concepts only
+        # when no other is open (a book imported without labels or rule matches has many: solving one
+        # would tell nothing about any concept, and nothing near it to go on to).
         sizes = bank.incidence[2][candidates]
-        best = int(candidates[np.lexsort((candidates, sizes))[0]])
+        best = int(candidates[np.lexsort((candidates, sizes, sizes == 0))[0]])
         return Recommendation(best, "start", f"{skipped}A first problem to see where you stand.", estimated_success=0.5)
     title = bank.titles[anchor]
     anchor_vector = bank.vectors[anchor]

@@ -37,6 +37,16 @@ def test_a_first_problem_has_the_fewest_concepts() -> None:
     assert rec.problem == 0 and rec.kind == "start"
 
 
+def test_a_first_problem_has_concepts_while_one_with_concepts_is_open() -> None:
+    """A bank with an imported book nobody has labelled holds many problems without concepts: a first
+    problem among them would tell nothing about any concept."""
+    bank = Bank(np.vstack([np.zeros((1, 3)), VECTORS]), [frozenset()] + [frozenset(s) for s in SETS], ["Bare"] + BANK.titles, NAMES)
+    assert recommend(bank, [], np.ones(8, dtype=bool)).problem == 1  # P0, counting alone
+    only_bare = np.zeros(8, dtype=bool)
+    only_bare[0] = True
+    assert recommend(bank, [], only_bare).problem == 0  # nothing else open: still a first problem
+
+
 def test_after_a_failure_a_similar_problem_with_no_new_concept() -> None:
     rec = recommend(BANK, [Attempt(2, 0.0)], ALL)
     assert rec.kind == "retry-similar" and rec.problem in (0, 1)  # only counting/binomial, most similar to P2
