@@ -41,8 +41,8 @@ def practice_bank() -> PracticeBank:
     the labels or the bank change, else reused from process memory (a request reads it, never builds it twice).
 
     Whether anything changed is asked of the database at most every PRACTICE_BANK_RECHECK_SECONDS,
-    with index seeks and the few module rows only (edits, additions, a new embedding, modules opened,
-    closed, renamed or reordered: a change reaches practice within that many seconds). Deletions show
+    with index seeks and the few module and concept rows only (edits, additions, a new embedding, modules opened,
+    closed, renamed or reordered, concepts renamed: a change reaches practice within that many seconds). Deletions show
     only in row counts, which scan the tables (~25 ms at 100,000 problems, more than a whole
     recommendation), so those are taken every PRACTICE_BANK_COUNT_SECONDS; a problem deleted in between
     is caught by `next_problem_offer`.
@@ -54,7 +54,7 @@ def practice_bank() -> PracticeBank:
     from django.conf import settings
     from django.db.models import Max
 
-    from concepts.models import GroundTruthLabel
+    from concepts.models import Concept, GroundTruthLabel
     from practice.algorithms.recommend import Bank
     from embeddings.algorithms.similarity import normalize
     from problems.models import Module, Problem
@@ -73,6 +73,9 @@ def practice_bank() -> PracticeBank:
         # highest id and the number open missed a rename (its rows kept the old name: a blank
         # class-progress column) and one module closed as another opened (the closed one still offered).
         tuple(Module.objects.order_by("id").values_list("id", "name", "open_for_practice", "order")),
+        # The concepts' names, which reasons name them by ("this one adds Combinations"): a rename (the
+        # admin, a dictionary import) changes no problem or label row. A few hundred short rows.
+        tuple(Concept.objects.order_by("id").values_list("id", "name")),
         counts,
     )
     key = repr(state)
@@ -100,8 +103,6 @@ def practice_bank() -> PracticeBank:
             r = row.get(int(pid))
             if r is not None:
                 vectors[r] = run_vectors[i]
-    from concepts.models import Concept
-
     # Reasons name concepts by their names ("It also brings Combinations"), never by slug.
     display = dict(Concept.objects.filter(slug__in=list(slugs)).values_list("slug", "name"))
     concept_slugs = [""] * len(slugs)

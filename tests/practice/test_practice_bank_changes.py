@@ -87,6 +87,17 @@ def test_a_renamed_module_keeps_its_class_progress_column(client: Any, alice: An
 
 
 @pytest.mark.django_db
+def test_a_renamed_concept_is_named_by_its_new_name_in_the_next_reason(sam: Any, course: dict[str, Any]) -> None:
+    """A rename changes no problem or label row: the bank read before it named the old name for good."""
+    from concepts.models import Concept
+
+    attempt_record(student=sam, problem=course["count2"], answer="20")  # right: binomial comes next
+    assert "Binomial distribution" in next_problem_for(sam)[1].reason
+    Concept.objects.filter(slug="binomial-distribution").update(name="Binomial law")
+    assert "adds Binomial law" in next_problem_for(sam)[1].reason
+
+
+@pytest.mark.django_db
 def test_closing_one_module_and_opening_another_changes_what_is_offered(sam: Any, course: dict[str, Any]) -> None:
     """The same number of open modules and the same highest module id as before: still a change."""
     api = token_client(sam)
