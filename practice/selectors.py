@@ -9,7 +9,7 @@ from typing import Any, Iterable
 import numpy as np
 from django.db.models import Q
 
-from embeddings.models import ActiveEmbedding
+from embeddings.models import ActiveEmbedding, ConceptSource
 from embeddings.selectors import active_run, run_arrays
 
 _PRACTICE_MEMO: dict[str, Any] = {}
@@ -93,6 +93,17 @@ def practice_bank() -> PracticeBank:
     for pid, slug in GroundTruthLabel.objects.values_list("problem_id", "concept__slug"):
         if pid in row:
             sets[row[pid]].add(slugs.setdefault(slug, len(slugs)))
+    if run is not None and run.source in (ConceptSource.RULES, ConceptSource.HYBRID) and run.extraction_run_id:
+        # An active embedding on extracted concepts: a problem nobody labelled has the concepts that run
+        # found (a book just imported has hundreds), not none. Labels, where there are any, stay truth.
+        # The run's extraction is fixed, so the active run's id in the state above covers it.
+        from concepts.models import ExtractedConcept
+
+        labelled = [bool(s) for s in sets]
+        for pid, slug in ExtractedConcept.objects.filter(run_id=run.extraction_run_id).values_list("problem_id", "concept__slug"):
+            r = row.get(pid)
+            if r is not None and not labelled[r]:
+                sets[r].add(slugs.setdefault(slug, len(slugs)))
     dim = run.dim if run else 1
     # float32 like the stored run: a 100,000-problem bank with the MiniLM fallback (434 dimensions) holds
     # 174 MB per process instead of 347 MB; cosines need no more precision.

@@ -114,3 +114,29 @@ def test_closing_one_module_and_opening_another_changes_what_is_offered(sam: Any
         offered.add(body["problem"]["id"])
         api.post("/api/attempts", {"problem": body["problem"]["id"], "skip": True, "client_key": f"k{key}"}, format="json")
     assert offered == {course["bayes"].pk, course["closed"].pk}
+
+
+# --- the concepts of problems nobody labelled -------------------------------------------------------
+
+
+@pytest.mark.django_db
+def test_with_an_embedding_on_rule_concepts_an_unlabelled_problem_has_the_concepts_its_rules_found(
+    sam: Any, course: dict[str, Any], problem_factory: Any
+) -> None:
+    """A book just imported has hundreds of problems nobody labelled. With the active embedding on rule
+    concepts, practice knows them by the concepts that run found, not as problems with no concept (a
+    first problem, a mastery, a reason: none had anything to go on). Labelled problems keep their labels."""
+    from concepts.models import Concept
+    from concepts.services import rule_save
+
+    imported = problem_factory("Two dice are rolled; find the chance of a double, by Bayes' rule.", title="Imported")
+    rule_save(concept=Concept.objects.get(slug="Bayes-formula"), pattern=r"bayes|choose 2")  # and the labelled "Count one"
+    call_command("extract_concepts", stdout=io.StringIO())
+    practice = practice_bank()
+    assert practice.bank.concepts[practice.row[imported.pk]] == frozenset()  # the active run is on the labels
+
+    call_command("rebuild_embeddings", "--method", "prob2vec", "--source", "rules", "--activate", stdout=io.StringIO())
+    practice = practice_bank()
+    slugs = practice.concept_slugs
+    assert {slugs[c] for c in practice.bank.concepts[practice.row[imported.pk]]} == {"Bayes-formula"}
+    assert {slugs[c] for c in practice.bank.concepts[practice.row[course["count1"].pk]]} == {"nchoosek"}  # its labels
