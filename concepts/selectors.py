@@ -927,8 +927,10 @@ def concept_positive_counts() -> list[tuple[str, int]]:
 
 def neural_suggestion_lists(experiment: Any, limit: int = 200) -> dict[str, Any]:
     """An experiment's suggestions for unlabelled problems, and the problems where its extractors
-    disagree with the labels or the rules (extractor's confidence first)."""
-    qs = experiment.suggestions.select_related("problem", "concept")
+    disagree with the labels or the rules (extractor's confidence first). Never a problem held out from
+    rule writing: its row would show the suggestions its labelling page hides, and the rules' misses
+    and false matches on it that the report drill-downs hide (as the "neural" queue leaves it out)."""
+    qs = experiment.suggestions.filter(problem__held_out__isnull=True).select_related("problem", "concept")
     unlabelled = qs.filter(SUGGESTS_FOR_UNLABELLED).order_by("-probability")
     disagree = qs.filter(DISAGREES).order_by("-probability")
     return {

@@ -288,3 +288,31 @@ def test_the_labels_api_says_a_problem_is_held_out_and_suggests_nothing_for_it(
     held_out_set(problem_ids=[p.pk], held_out=True)
     after = client.get(f"/api/problems/{p.pk}/labels/").json()
     assert (after["held_out"], after["suggestions"]) == (True, [])
+
+
+def test_the_neural_experiment_page_lists_no_held_out_problem(client: Any, hana: Any, bank: dict[str, Any]) -> None:
+    """Its lists say what the extractor (and the rules) find on each problem: for a held-out one that is
+    the suggestion its labelling page hides, and a rule's miss or false match the drill-downs hide."""
+    from concepts.models import Concept, NeuralExperiment, NeuralSuggestion
+
+    nchoosek = Concept.objects.get(slug="nchoosek")
+    experiment = NeuralExperiment.objects.create(concepts=["nchoosek"], schemes=["down-sampling"], rounds=1, status="done")
+    problem_held = bank["unlabelled"]
+    held_out_set(problem_ids=[problem_held.pk], held_out=True, user=hana)
+    rows = {  # problem: (predicted, in_labels, in_rules)
+        bank["seen"]: (False, True, True),  # disagrees with the labels and the rules: listed
+        bank["fresh"]: (True, True, False),  # held out: the rules miss it
+        bank["wrong"]: (False, False, True),  # held out: the rules' false match
+        problem_held: (True, None, True),  # held out and unlabelled: a suggestion to label it by
+    }
+    for problem, (predicted, in_labels, in_rules) in rows.items():
+        NeuralSuggestion.objects.create(experiment=experiment, problem=problem, concept=nchoosek, scheme="down-sampling",
+                                        probability=0.9, predicted=predicted, in_labels=in_labels, in_rules=in_rules)
+    lists = selectors.neural_suggestion_lists(experiment)
+    assert [s.problem_id for s in lists["disagree"]] == [bank["seen"].pk] and lists["disagree_count"] == 1
+    assert lists["unlabelled"] == [] and lists["unlabelled_count"] == 0
+    client.force_login(hana)
+    page = client.get(reverse("concepts:neural", args=[experiment.pk])).content.decode()
+    for key in ("fresh", "wrong", "unlabelled"):
+        assert reverse("concepts:label", args=[bank[key].pk]) + "?" not in page
+    assert reverse("concepts:label", args=[bank["seen"].pk]) + "?queue=neural" in page
