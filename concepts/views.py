@@ -383,6 +383,11 @@ def reports(request: HttpRequest) -> HttpResponse:
 @require_GET
 def report_detail(request: HttpRequest, pk: int) -> HttpResponse:
     report = report_get(pk)
+    if request.htmx and not report.is_active:
+        # The poll swaps the status card alone; the figures and the table lie outside it.
+        response = HttpResponse(status=204)
+        response["HX-Refresh"] = "true"  # finished while watched: show the figures
+        return response
     template = "concepts/report.html"
     if request.htmx:
         template += "#run-status"

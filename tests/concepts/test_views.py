@@ -189,3 +189,21 @@ def test_without_javascript_a_typed_pattern_is_previewed_by_a_get_and_not_saved(
     body = page.content.decode()
     assert '<strong id="matched-count">2</strong>' in body and "<mark>Choose</mark>" in body
     assert ConceptRule.objects.get().pattern == r"\\binom"
+
+
+def test_a_report_that_finishes_while_its_page_is_watched_shows_its_figures(client: Any, alice: Any, bank: Any) -> None:
+    """The page polls the status card alone; the figures and the table are outside it, so the poll that
+    sees the report done reloads the page (as a neural experiment's does), not just the word "Done"."""
+    from concepts.models import ExtractorReport
+
+    rule_save(concept=bank["binom"].ground_truth_labels.get().concept, pattern=r"\\binom")
+    report = ExtractorReport.objects.create(created_by=alice)
+    url = reverse("concepts:report", args=[report.pk])
+    client.force_login(alice)
+    assert 'hx-trigger="every 2s"' in client.get(url, HTTP_HX_REQUEST="true").content.decode()  # queued: polled
+    from concepts.services import extractor_report_compute
+
+    extractor_report_compute(report_id=report.pk)
+    response = client.get(url, HTTP_HX_REQUEST="true")
+    assert response.status_code == 204 and response["HX-Refresh"] == "true"
+    assert 'id="report-concepts"' in client.get(url).content.decode()
