@@ -421,6 +421,8 @@ def report_drilldown(request: HttpRequest, pk: int, slug: str, kind: str) -> Htt
         problems = report_problems(concept=concept, kind=kind, collection=report.collection, source=report.source)
     except extraction.RuleTimeout as exc:  # a fallback rule too slow for the bank: say which, not a 500
         problems, error = [], str(exc)
+    from concepts.selectors import held_out_labelled_count
+
     rule = ConceptRule.objects.select_related("updated_by").filter(concept=concept).first()
     statement_pattern = rule.statement_pattern if rule else ""
     form = RuleForm(
@@ -431,6 +433,8 @@ def report_drilldown(request: HttpRequest, pk: int, slug: str, kind: str) -> Htt
     # The same live preview as the editor, on the current rule, so the TA can fix it from here.
     context = {
         "report": report, "kind": kind, "problems": problems, "rule": rule, "form": form, "error": error,
+        # The report counted them; the list never shows them, so its count may be smaller than the report's.
+        "held_out_labelled": held_out_labelled_count(report.collection),
         **_preview_context(
             concept, rule.pattern if rule else "", rule.ignore_case if rule else True, [],
             keep_query=_keep_query(ignore_case=rule.ignore_case if rule else True, enabled=rule.enabled if rule else True,

@@ -316,3 +316,20 @@ def test_the_neural_experiment_page_lists_no_held_out_problem(client: Any, hana:
     for key in ("fresh", "wrong", "unlabelled"):
         assert reverse("concepts:label", args=[bank[key].pk]) + "?" not in page
     assert reverse("concepts:label", args=[bank["seen"].pk]) + "?queue=neural" in page
+
+
+def test_an_ordinary_reports_drilldown_says_its_held_out_misses_are_counted_and_not_listed(
+    client: Any, hana: Any, bank: dict[str, Any]
+) -> None:
+    """The report's nchoosek FN (1: "fresh") links to a list that shows none: the page says why."""
+    from concepts.models import ExtractorReport
+    from concepts.services import extractor_report_compute
+
+    report = ExtractorReport.objects.create(created_by=hana)
+    extractor_report_compute(report_id=report.pk)
+    assert ExtractorReport.objects.get().concepts["nchoosek"]["fn"] == 1
+    client.force_login(hana)
+    page = client.get(reverse("concepts:report-drilldown", args=[report.pk, "nchoosek", "fn"])).content.decode()
+    listed = page.split('id="drilldown-problems"')[1].split("</ol>")[0]
+    assert "None under the current rules." in listed
+    assert 'id="drilldown-held-out"' in page and "the 3 labelled problems" in page
