@@ -13,6 +13,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from concepts.forms import ReportForm, RuleForm, RulePreviewForm
 from concepts.models import ConceptRule
 from concepts import extraction
+from prob2vec_site.htmx import reload_when_finished
 from prob2vec_site.security import whole_number
 from concepts.selectors import (
     concept_get,
@@ -343,6 +344,9 @@ def extraction_runs(request: HttpRequest) -> HttpResponse:
 def extraction_run_detail(request: HttpRequest, pk: int) -> HttpResponse:
     run = extraction_run_get(pk)
     template = "concepts/extraction_run.html"
+    if request.htmx and not run.is_active:
+        # Finished while watched: the hybrid source's details lie outside the polled status card.
+        return reload_when_finished()
     if request.htmx:
         template += "#run-status"
     return render(request, template, {"run": run})
@@ -385,9 +389,7 @@ def report_detail(request: HttpRequest, pk: int) -> HttpResponse:
     report = report_get(pk)
     if request.htmx and not report.is_active:
         # The poll swaps the status card alone; the figures and the table lie outside it.
-        response = HttpResponse(status=204)
-        response["HX-Refresh"] = "true"  # finished while watched: show the figures
-        return response
+        return reload_when_finished()
     template = "concepts/report.html"
     if request.htmx:
         template += "#run-status"
@@ -718,9 +720,7 @@ def neural_experiment_detail(request: HttpRequest, pk: int) -> HttpResponse:
     experiment = neural_experiment_get(pk)
     context: dict[str, Any] = {"run": experiment, "experiment": experiment}
     if request.htmx and not experiment.is_active:
-        response = HttpResponse(status=204)
-        response["HX-Refresh"] = "true"  # finished while watched: show the table
-        return response
+        return reload_when_finished()
     if request.htmx:
         return render(request, "concepts/neural_experiment.html#run-status", context)
     if experiment.status == "done":

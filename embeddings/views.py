@@ -21,6 +21,7 @@ from embeddings.selectors import (
     votes_visible,
 )
 from embeddings.services import TripletRejected, triplet_create, triplet_decide, triplet_vote
+from prob2vec_site.htmx import reload_when_finished
 from prob2vec_site.security import whole_number
 from problems.models import Module
 from problems.roles import permission_required
@@ -228,8 +229,9 @@ def lab_run(request: HttpRequest, pk: int) -> HttpResponse:
 
     template = "embeddings/lab_run.html"
     context = {"run": run, "text_methods": _text_methods(), "loss_chart": loss_chart(run.losses) if run.losses else None}
+    if request.htmx and not run.is_active:
+        return reload_when_finished()  # the Cancel button, "Make active" and the accuracy lie outside the card
     if request.htmx:
-        # it carries the loss curve, so the poll that sees the run finish shows it
         return render(request, template + "#run-status", context)
     from embeddings.selectors import active_embedding_summary, run_accuracy
 

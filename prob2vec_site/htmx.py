@@ -60,3 +60,12 @@ class HtmxSiteMiddleware:
             patch_vary_headers(redirect, ("HX-Request", "Cookie"))
             return redirect
         return response
+
+
+def reload_when_finished() -> HttpResponse:
+    """The answer to a job page's status poll that finds the job finished (done, failed or cancelled):
+    the poll swaps the status card alone, and what lies around it (figures, tables, the Cancel button,
+    "Make active") changes too, so the browser reloads the page. 204: nothing is swapped meanwhile."""
+    response = HttpResponse(status=204)
+    response["HX-Refresh"] = "true"
+    return response

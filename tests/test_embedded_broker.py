@@ -62,7 +62,8 @@ def test_a_long_rebuild_runs_on_the_worker_and_the_page_polls_its_progress(
         if not wait_for(lambda: EmbeddingRun.objects.get(pk=onehot.pk).status in ("done", "failed"), 60):
             pytest.fail("the worker did not finish the rebuild; its log:\n" + worker.log()[-4000:])
         assert EmbeddingRun.objects.get(pk=onehot.pk).status == "done"
-        html = client.get(reverse("embeddings:lab-run", args=[onehot.pk]), HTTP_HX_REQUEST="true").content.decode()
+        assert client.get(reverse("embeddings:lab-run", args=[onehot.pk]), HTTP_HX_REQUEST="true").get("HX-Refresh") == "true"
+        html = client.get(reverse("embeddings:lab-run", args=[onehot.pk])).content.decode()  # the page it reloads
         assert "every 2s" not in html and "Done" in html
         assert "Task embeddings.tasks.rebuild_embeddings" in worker.log()
 

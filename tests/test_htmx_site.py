@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from django.test import Client
 
 
@@ -38,3 +40,29 @@ def test_plain_requests_still_get_the_redirect_and_the_api_its_401(client: Any, 
     assert response.status_code == 302 and response["Location"].startswith("/login/?next=")
     api = Client().get("/api/rules/", HTTP_HX_REQUEST="true")
     assert api.status_code in (401, 403) and not api.has_header("HX-Redirect")
+
+
+@pytest.mark.parametrize("kind", ["extraction-run", "report", "neural", "embedding-run"])
+def test_a_job_page_s_poll_that_finds_the_job_finished_reloads_the_page(client: Any, make_user: Any, kind: str) -> None:
+    """The poll swaps the status card alone; around it lie a report's figures, a hybrid run's details, an
+    embedding run's Cancel button and "Make active": without a reload they stayed as they were while
+    the job ran (a finished run still offered Cancel). A running job's poll still gets its card."""
+    from django.urls import reverse
+
+    from concepts.models import ExtractionRun, ExtractorReport, NeuralExperiment
+    from embeddings.models import EmbeddingRun
+
+    model, url = {
+        "extraction-run": (ExtractionRun, "concepts:extraction-run"),
+        "report": (ExtractorReport, "concepts:report"),
+        "neural": (NeuralExperiment, "concepts:neural"),
+        "embedding-run": (EmbeddingRun, "embeddings:lab-run"),
+    }[kind]
+    client.force_login(make_user("hannah", "head_ta"))
+    job = model.objects.create(status="running")
+    poll = client.get(reverse(url, args=[job.pk]), HTTP_HX_REQUEST="true")
+    assert poll.status_code == 200 and poll.content.decode().lstrip().startswith('<div id="run-status"')
+    for status in ("done", "failed", "cancelled"):
+        model.objects.filter(pk=job.pk).update(status=status)
+        poll = client.get(reverse(url, args=[job.pk]), HTTP_HX_REQUEST="true")
+        assert (poll.status_code, poll.get("HX-Refresh"), poll.content) == (204, "true", b"")
