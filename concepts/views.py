@@ -738,6 +738,10 @@ def neural_experiment_cancel_view(request: HttpRequest, pk: int) -> HttpResponse
     from concepts.selectors import neural_experiment_get
     from concepts.services import neural_experiment_cancel
 
-    if neural_experiment_cancel(experiment=neural_experiment_get(pk)):
+    experiment = neural_experiment_get(pk)
+    if neural_experiment_cancel(experiment=experiment):
         messages.success(request, f"Experiment #{pk} cancelled.")
+    else:  # it ended between the page and the press: say so, rather than nothing
+        experiment.refresh_from_db(fields=["status"])
+        messages.info(request, f"Experiment #{pk} had already ended ({experiment.get_status_display().lower()}): there was nothing to cancel.")
     return redirect("concepts:neural", pk=pk)

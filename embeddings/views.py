@@ -281,6 +281,9 @@ def lab_run_cancel(request: HttpRequest, pk: int) -> HttpResponse:
         raise Http404("No such run")
     if embedding_run_cancel(run=run):
         messages.success(request, f"Run #{pk} cancelled.")
+    else:  # it ended between the page and the press: say so, rather than nothing
+        run.refresh_from_db(fields=["status"])
+        messages.info(request, f"Run #{pk} had already ended ({run.get_status_display().lower()}): there was nothing to cancel.")
     return redirect("embeddings:lab-run", pk=pk)
 
 

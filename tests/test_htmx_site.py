@@ -66,3 +66,19 @@ def test_a_job_page_s_poll_that_finds_the_job_finished_reloads_the_page(client: 
         model.objects.filter(pk=job.pk).update(status=status)
         poll = client.get(reverse(url, args=[job.pk]), HTTP_HX_REQUEST="true")
         assert (poll.status_code, poll.get("HX-Refresh"), poll.content) == (204, "true", b"")
+
+
+@pytest.mark.parametrize("kind", ["neural", "embedding-run"])
+def test_cancelling_a_job_that_has_already_ended_says_so(client: Any, make_user: Any, kind: str) -> None:
+    """Cancel pressed on a page loaded while the job ran, after it ended: the page came back with no word."""
+    from django.urls import reverse
+
+    from concepts.models import NeuralExperiment
+    from embeddings.models import EmbeddingRun
+
+    model, cancel = {"neural": (NeuralExperiment, "concepts:neural-cancel"), "embedding-run": (EmbeddingRun, "embeddings:lab-run-cancel")}[kind]
+    client.force_login(make_user("hannah", "head_ta"))
+    job = model.objects.create(status="done")
+    page = client.post(reverse(cancel, args=[job.pk]), follow=True).content.decode()
+    assert f"#{job.pk} had already ended (done): there was nothing to cancel." in page
+    assert model.objects.get(pk=job.pk).status == "done"
