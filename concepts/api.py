@@ -52,7 +52,7 @@ class RuleVersionOutput(serializers.Serializer):
     ignore_case = serializers.BooleanField()
     enabled = serializers.BooleanField()
     message = serializers.CharField()
-    author = serializers.CharField(source="author.username", default=None)
+    author = serializers.CharField(source="author.username", default=None, allow_null=True, help_text="null for a version nobody signed (load_demo, an import)")
     created_at = serializers.DateTimeField()
 
 
@@ -63,7 +63,7 @@ class RuleOutput(serializers.Serializer):
     ignore_case = serializers.BooleanField()
     enabled = serializers.BooleanField()
     version = serializers.IntegerField()
-    updated_by = serializers.CharField(source="updated_by.username", default=None)
+    updated_by = serializers.CharField(source="updated_by.username", default=None, allow_null=True, help_text="null for a rule nobody signed (load_demo, an import)")
     updated_at = serializers.DateTimeField()
 
 
