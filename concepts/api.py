@@ -125,7 +125,7 @@ class RunOutput(serializers.Serializer):
     details = serializers.DictField(help_text="rules: reads_solutions (whether the rules read each problem's solution after its statement); hybrid: the learned model, its thresholds and what it added")
     error = serializers.CharField()
     created_at = serializers.DateTimeField()
-    finished_at = serializers.DateTimeField()
+    finished_at = serializers.DateTimeField(allow_null=True, help_text="null until the run is done or failed")
 
 
 class ReportOutput(serializers.Serializer):

@@ -57,3 +57,17 @@ def test_a_rule_nobody_signed_matches_the_schema_with_updated_by_and_author_null
         assert response.status_code == 200
         assert_matches_schema(response, "GET", path)
     assert client.get("/api/rules/nchoosek/").json()["versions"][0]["author"] is None
+
+
+def test_a_run_not_finished_yet_matches_the_schema_with_finished_at_null(alice: Any) -> None:
+    """A queued or running extraction run has no `finished_at` yet: null, as the schema says."""
+    from concepts.models import ExtractionRun
+
+    run = ExtractionRun.objects.create(fingerprint="x")
+    client = APIClient()
+    client.force_authenticate(alice)
+    for path in ("/api/extraction-runs/", f"/api/extraction-runs/{run.pk}/"):
+        response = client.get(path)
+        assert response.status_code == 200
+        assert_matches_schema(response, "GET", path)
+    assert client.get(f"/api/extraction-runs/{run.pk}/").json()["finished_at"] is None
