@@ -106,12 +106,31 @@ def _rule_conflict(exc: RuleConflict) -> Response:
     return Response({"detail": exc.message, "current": current, "diff": exc.diff}, status=status.HTTP_409_CONFLICT)
 
 
+class ModulesField(serializers.ListField):
+    """Module ids to limit a preview to; an id that is no module is a 400 naming it, not an empty preview."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        from prob2vec_site.security import BIGINT_MAX
+
+        kwargs.setdefault("child", serializers.IntegerField(min_value=0, max_value=BIGINT_MAX))
+        super().__init__(required=False, default=list, help_text="module ids; blank for every module", **kwargs)
+
+    def to_internal_value(self, data: Any) -> list[int]:
+        from problems.models import Module
+
+        ids = super().to_internal_value(data)
+        unknown = sorted(set(ids) - set(Module.objects.filter(pk__in=ids).values_list("pk", flat=True)))
+        if unknown:
+            raise serializers.ValidationError(f"no module with id {', '.join(map(str, unknown))}")
+        return ids
+
+
 class PreviewInput(serializers.Serializer):
     concept = serializers.CharField()
     pattern = serializers.CharField(trim_whitespace=False, max_length=extraction.MAX_PATTERN_LENGTH, allow_blank=True)
     statement_pattern = serializers.CharField(**STATEMENT_PATTERN_INPUT)
     ignore_case = serializers.BooleanField(default=True)
-    modules = serializers.ListField(child=serializers.IntegerField(), required=False, default=list)
+    modules = ModulesField()
 
 
 class RunOutput(serializers.Serializer):
@@ -263,7 +282,7 @@ class SuggestionsInput(serializers.Serializer):
                                     help_text="the pattern as typed; blank for a concept with no rule yet")
     statement_pattern = serializers.CharField(**STATEMENT_PATTERN_INPUT)
     ignore_case = serializers.BooleanField(default=True)
-    modules = serializers.ListField(child=serializers.IntegerField(), required=False, default=list)
+    modules = ModulesField()
 
 
 class AlternativeOutput(serializers.Serializer):

@@ -64,3 +64,18 @@ def test_students_get_nothing(client: Any, sam: Any, bank: None, name: str, args
     client.force_login(sam)
     assert client.get(reverse(name, args=args)).status_code == 403
     assert client.post(reverse("api-rule-preview"), {"concept": "nchoosek", "pattern": "x"}, content_type="application/json").status_code == 403
+
+
+@pytest.mark.parametrize("path", ["api-rule-preview", "api-rule-suggestions"])
+@pytest.mark.parametrize("module", [987654, 10**20])
+def test_a_preview_limited_to_a_module_that_does_not_exist_is_a_400_naming_it(client: Any, alice: Any, bank: None, path: str, module: int) -> None:
+    """`modules` holds module ids: one that is no module was an empty preview (200, nothing matched:
+    a mistyped id read as a rule matching nothing) on PostgreSQL and a server error on SQLite."""
+    from problems.models import Module
+
+    client.force_login(alice)
+    body = {"concept": "nchoosek", "pattern": "choose", "modules": [module]}
+    response = client.post(reverse(path), body, content_type="application/json")
+    assert response.status_code == 400 and "modules" in response.json(), response.content[:300]
+    ok = {**body, "modules": list(Module.objects.values_list("pk", flat=True))}
+    assert client.post(reverse(path), ok, content_type="application/json").status_code == 200
