@@ -57,7 +57,8 @@ def _staff_fields(problem: Any) -> dict[str, Any]:
 @extend_schema(
     operation_id="problems_list",
     summary="List problems",
-    description="Students see released problems only; staff see the whole bank. Paginated by 50.",
+    description="Students see released problems only; staff see the whole bank. Paginated by 50; "
+    "a page past the last is a 404 {\"detail\": \"Invalid page.\"}.",
     parameters=[
         OpenApiParameter("q", str, description="words in the title or text"),
         OpenApiParameter("module", int, many=True, description="module ids"),
@@ -68,7 +69,7 @@ def _staff_fields(problem: Any) -> dict[str, Any]:
         OpenApiParameter("sort", str),
         OpenApiParameter("page", int),
     ],
-    responses={200: ProblemPageSerializer, 400: OpenApiTypes.OBJECT},
+    responses={200: ProblemPageSerializer, 400: OpenApiTypes.OBJECT, 404: OpenApiTypes.OBJECT},
 )
 @api_view(["GET"])
 def problem_list_api(request: Request) -> Response:

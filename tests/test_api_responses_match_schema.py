@@ -71,3 +71,14 @@ def test_a_run_not_finished_yet_matches_the_schema_with_finished_at_null(alice: 
         assert response.status_code == 200
         assert_matches_schema(response, "GET", path)
     assert client.get(f"/api/extraction-runs/{run.pk}/").json()["finished_at"] is None
+
+
+def test_a_page_past_the_last_is_a_404_the_schema_documents(alice: Any, problem_factory: Any) -> None:
+    """`GET /api/problems/?page=N` past the last page answers 404 {"detail": "Invalid page."}: a
+    script paging until it stops needs the schema to say so."""
+    problem_factory("One problem.", title="One")
+    client = APIClient()
+    client.force_authenticate(alice)
+    response = client.get("/api/problems/", {"page": 99})
+    assert response.status_code == 404 and response.json() == {"detail": "Invalid page."}
+    assert_matches_schema(response, "GET", "/api/problems/")
