@@ -40,6 +40,14 @@ INVALID_LINES = [
     (line(id="x", text="t" * (bank_io.MAX_TEXT_CHARS + 1)), "oversized"),
     (b'{"id": "x", "text": "caf\xe9"}', "not UTF-8"),
     (line(id="x", text="t", released="maybe"), "'released' must be true or false"),
+    # A name, title or solution that is a JSON object, list or true/false: stored as its JSON spelling
+    # it made a module named `{"x": 1}` and a title `["x"]`.
+    (line(id="x", text="t", module={"x": 1}), "'module' must be text (or a number), got dict"),
+    (line(id="x", text="t", title=["x"]), "'title' must be text (or a number), got list"),
+    (line(id="x", text="t", collection=True), "'collection' must be text (or a number), got bool"),
+    (line(id="x", text="t", level=[3]), "'level' must be text (or a number), got list"),
+    (line(id="x", text="t", source={"book": "b"}), "'source' must be text (or a number), got dict"),
+    (line(id="x", text="t", solution=["step"]), "'solution' must be text (or a number), got list"),
 ]
 
 
@@ -53,6 +61,9 @@ def test_it_reads_a_valid_line_and_ignores_other_keys() -> None:
     assert rec.solution == ""
     assert rec.title == "Find $P(A \\mid B)$."
     assert rec.line == 1
+    # Numbers are names too ("module": 3), and an answer may be a list (TheoremQA's are).
+    rec = parse_jsonl(line(**{**VALID, "module": 3, "level": 2.5, "answer": [1.0, 0.25]})).records[0]
+    assert (rec.module, rec.level, rec.answer) == ("3", "2.5", "[1.0, 0.25]")
 
 
 @pytest.mark.parametrize("raw, reason", INVALID_LINES)
