@@ -385,6 +385,13 @@ class ReportInput(serializers.Serializer):
     held_out = serializers.BooleanField(default=False, required=False,
                                         help_text="measure on the problems held out from rule writing only")
 
+    def validate_collection(self, name: str) -> str:
+        from problems.selectors import unknown_collection
+
+        if name and unknown_collection(name):  # a typo: say so now, not as a report that fails later
+            raise serializers.ValidationError(unknown_collection(name))
+        return name
+
 
 @extend_schema(methods=["GET"], operation_id="reports_list", summary="The latest 50 extractor reports", responses={200: ReportOutput(many=True)})
 @extend_schema(

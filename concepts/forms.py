@@ -85,6 +85,14 @@ class ReportForm(forms.Form):
     )
     held_out = forms.BooleanField(required=False, label="Only the problems held out from rule writing")
 
+    def clean_collection(self) -> str:
+        from problems.selectors import unknown_collection
+
+        name = self.cleaned_data["collection"]
+        if name and unknown_collection(name):
+            raise forms.ValidationError(unknown_collection(name))
+        return name
+
 
 class HoldOutForm(forms.Form):
     """Hold out a random draw of a collection's unlabelled problems (services.held_out_draw)."""

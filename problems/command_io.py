@@ -20,13 +20,12 @@ def read_input(path: Path) -> bytes:
 def known_collection(name: str) -> str:
     """`name` if the bank has a problem in that collection; else a CommandError naming the ones it has,
     so that an export with a mistyped --collection stops rather than writing an empty file."""
-    from problems.models import Problem
+    from problems.selectors import unknown_collection
 
-    if Problem.objects.filter(collection=name).exists():
-        return name
-    known = sorted(Problem.objects.order_by().values_list("collection", flat=True).distinct())
-    shown = ", ".join(repr(c) for c in known[:20]) + (f" and {len(known) - 20} more" if len(known) > 20 else "")
-    raise CommandError(f"no collection named {name!r} in the bank; it has {shown or 'no problems'}")
+    message = unknown_collection(name)
+    if message:
+        raise CommandError(message)
+    return name
 
 
 def write_output(command: BaseCommand, target: str, lines: Iterable[str], what: str) -> None:

@@ -170,6 +170,16 @@ def problem_collections() -> list[str]:
     return list(Problem.objects.order_by("collection").values_list("collection", flat=True).distinct())
 
 
+def unknown_collection(name: str) -> str:
+    """"" when the bank has a problem in collection `name`; else a message naming the collections it
+    has (a mistyped name is then an error at once, not an empty file or a job that fails later)."""
+    if Problem.objects.filter(collection=name).exists():
+        return ""
+    known = problem_collections()
+    shown = ", ".join(repr(c) for c in known[:20]) + (f" and {len(known) - 20} more" if len(known) > 20 else "")
+    return f"no collection named {name!r} in the bank; it has {shown or 'no problems'}"
+
+
 def problem_records(qs: QuerySet[Problem], chunk_size: int = 2000) -> Iterator[ProblemRecord]:
     """Stream a queryset as import-ready records, labels included, in bounded memory."""
     labels = Prefetch(

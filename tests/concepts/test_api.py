@@ -79,3 +79,29 @@ def test_a_preview_limited_to_a_module_that_does_not_exist_is_a_400_naming_it(cl
     assert response.status_code == 400 and "modules" in response.json(), response.content[:300]
     ok = {**body, "modules": list(Module.objects.values_list("pk", flat=True))}
     assert client.post(reverse(path), ok, content_type="application/json").status_code == 200
+
+
+def test_a_report_on_a_collection_the_bank_does_not_have_is_refused_at_once_by_the_api_the_page_and_the_command(
+    client: Any, alice: Any, bank: None
+) -> None:
+    """A mistyped collection started a report (202) that failed later saying "label some problems first";
+    the command said the same. Now each names the collections the bank has, and no report row is made."""
+    import io
+
+    from django.core.management import CommandError, call_command
+
+    from concepts.models import ExtractorReport
+    from problems.models import Problem
+
+    have = Problem.objects.values_list("collection", flat=True).first()
+    client.force_login(alice)
+    answer = client.post(reverse("api-report-list"), {"collection": "opnestax"}, content_type="application/json")
+    assert answer.status_code == 400
+    assert answer.json() == {"collection": [f"no collection named 'opnestax' in the bank; it has {have!r}"]}
+    page = client.post(reverse("concepts:reports"), {"collection": "opnestax", "source": "rules"})
+    assert page.status_code == 200 and "no collection named &#x27;opnestax&#x27; in the bank" in page.content.decode()
+    with pytest.raises(CommandError, match="no collection named 'opnestax' in the bank; it has"):
+        call_command("extractor_report", "--collection", "opnestax", stdout=io.StringIO())
+    assert not ExtractorReport.objects.exists()
+    # The collection it has still reports.
+    assert client.post(reverse("api-report-list"), {"collection": have}, content_type="application/json").status_code in (202, 503)

@@ -7,6 +7,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from concepts.models import ExtractorReport, JobStatus
 from concepts.services import extractor_report_compute
+from problems.command_io import known_collection
 
 
 class Command(BaseCommand):
@@ -21,6 +22,8 @@ class Command(BaseCommand):
         parser.add_argument("--json", action="store_true", help="print the report as JSON")
 
     def handle(self, *args: Any, **options: Any) -> None:
+        if options["collection"]:
+            known_collection(options["collection"])  # a typo is an error naming the collections, no report row
         report = ExtractorReport.objects.create(collection=options["collection"], source=options["source"], held_out=options["held_out"])
         report = extractor_report_compute(report_id=report.id) or report
         if report.status == JobStatus.FAILED:
