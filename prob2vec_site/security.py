@@ -157,6 +157,18 @@ class NoNulInFormsMiddleware:
         return None
 
 
+CSRF_FAILURE_MESSAGE = (
+    "This form was sent without a valid security token: the page was open from before you signed in or out "
+    "(perhaps in another tab), or your browser keeps no cookies for this site. Go back, reload the page and send it again."
+)
+
+
+def csrf_failure(request: HttpRequest, reason: str = "") -> HttpResponse:
+    """settings.CSRF_FAILURE_VIEW: a form that fails the CSRF check gets the site's own 403 page in plain
+    words, not Django's bare one. The reason is logged by the CSRF middleware (django.security.csrf)."""
+    return _refuse(request, 403, CSRF_FAILURE_MESSAGE)
+
+
 def _refuse(request: HttpRequest, status_code: int, message: str) -> HttpResponse:
     if request.path.startswith("/api/"):
         return JsonResponse({"detail": message}, status=status_code)

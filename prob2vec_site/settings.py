@@ -70,6 +70,8 @@ if not SECRET_KEY:
 
 ALLOWED_HOSTS = [h for h in os.getenv("ALLOWED_HOSTS", "127.0.0.1,localhost,[::1]").split(",") if h]
 CSRF_TRUSTED_ORIGINS = [o for o in os.getenv("CSRF_TRUSTED_ORIGINS", "").split(",") if o]
+# A form that fails the CSRF check (a page left open across a sign-in or sign-out) gets the site's own page.
+CSRF_FAILURE_VIEW = "prob2vec_site.security.csrf_failure"
 
 INSTALLED_APPS = [
     "django.contrib.admin",

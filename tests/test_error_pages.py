@@ -44,3 +44,14 @@ def test_a_crash_gets_the_500_page_without_a_traceback(production: None, alice: 
     page = response.content.decode()
     assert "Something went wrong on our side" in page and "a bug" not in page and "Traceback" not in page
     assert "/static/css/site.css" in page
+
+
+def test_a_form_without_a_valid_csrf_token_gets_the_sites_own_403_page(production: None, db: Any) -> None:
+    # A sign-in form left open past its token (another tab signed out, cookies cleared) fails the CSRF
+    # check: the site's own page in plain words, with the way back, not Django's bare "CSRF verification failed".
+    client = Client(enforce_csrf_checks=True)
+    response = client.post("/login/", {"username": "someone", "password": "anything"})
+    assert response.status_code == 403
+    page = response.content.decode()
+    assert "This request was refused" in page and "reload the page" in page and 'class="skip-link"' in page
+    assert "CSRF verification failed" not in page and "CSRF_FAILURE_VIEW" not in page
