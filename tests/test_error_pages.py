@@ -55,3 +55,30 @@ def test_a_form_without_a_valid_csrf_token_gets_the_sites_own_403_page(productio
     page = response.content.decode()
     assert "This request was refused" in page and "reload the page" in page and 'class="skip-link"' in page
     assert "CSRF verification failed" not in page and "CSRF_FAILURE_VIEW" not in page
+
+
+@pytest.mark.urls("tests.error_urls")
+def test_pages_outside_base_html_name_the_sites_icon_so_no_browser_asks_for_a_missing_favicon_ico(production: None, ivan: Any) -> None:
+    # A page without <link rel="icon"> makes the browser fetch /favicon.ico, which the site does not
+    # serve: a 404 in the console of every admin page (where instructors give roles), of the API's
+    # browsable pages and of the 500 page.
+    assert Client().get("/favicon.ico").status_code == 404
+    ivan.is_staff = ivan.is_superuser = True
+    ivan.save()
+    staff = Client()
+    staff.force_login(ivan)
+    pages = {
+        "/admin/login/": Client().get("/admin/login/"),
+        "/admin/": staff.get("/admin/"),
+        "/admin/auth/user/": staff.get("/admin/auth/user/"),
+        f"/admin/auth/user/{ivan.pk}/change/": staff.get(f"/admin/auth/user/{ivan.pk}/change/"),
+        "/admin/auth/group/add/": staff.get("/admin/auth/group/add/"),
+        "/api/problems/ (browsable)": staff.get("/api/problems/", HTTP_ACCEPT="text/html"),
+        "/api/problems/0/ (browsable)": staff.get("/api/problems/0/", HTTP_ACCEPT="text/html"),
+    }
+    crashed = Client(raise_request_exception=False)
+    crashed.force_login(ivan)
+    pages["/boom/"] = crashed.get("/boom/")
+    for path, response in pages.items():
+        assert response.status_code in (200, 404, 500), path
+        assert '<link rel="icon" href="/static/favicon.svg"' in response.content.decode(), path
