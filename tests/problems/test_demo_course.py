@@ -89,3 +89,25 @@ def test_the_demo_class_has_practised_once(demo_course: None) -> None:
     stuck = [s.student.username for s in progress.stuck]
     assert "demo-class-12" in stuck and len(stuck) < 6  # the one who never solves, and a few weaker ones
     assert progress.failed_problems and progress.class_concepts
+
+
+def test_loading_the_demo_again_keeps_a_rule_a_ta_edited_since(demo_course: None, make_user: Any) -> None:
+    # `make run` runs load_demo at every start: a TA's rule edit made the next start save the demo rule
+    # back over it as a new version (README, "The starter rules": loading again makes no new versions).
+    from concepts.models import ConceptRule
+    from concepts.services import rule_save
+
+    ta = make_user("tara", "ta")
+    edited = ConceptRule.objects.select_related("concept").order_by("concept__slug")[0]
+    rule_save(concept=edited.concept, pattern=edited.pattern + "|\\bzzqq\\b", statement_pattern=edited.statement_pattern,
+              ignore_case=edited.ignore_case, enabled=edited.enabled, user=ta, message="a TA's branch", base_version=edited.version)
+    switched_off = ConceptRule.objects.select_related("concept").order_by("concept__slug")[1]
+    rule_save(concept=switched_off.concept, pattern=switched_off.pattern, statement_pattern=switched_off.statement_pattern,
+              ignore_case=switched_off.ignore_case, enabled=False, user=ta, message="off for now", base_version=switched_off.version)
+    versions = dict(ConceptRule.objects.values_list("concept__slug", "version"))
+    out = io.StringIO()
+    call_command("load_demo", stdout=out)
+    assert dict(ConceptRule.objects.values_list("concept__slug", "version")) == versions
+    assert ConceptRule.objects.get(pk=edited.pk).pattern.endswith("|\\bzzqq\\b")
+    assert not ConceptRule.objects.get(pk=switched_off.pk).enabled
+    assert "0 created or changed" in out.getvalue()

@@ -11,8 +11,9 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import transaction
+from django.db.models import F
 
-from concepts.models import Concept, LabelSet
+from concepts.models import Concept, ConceptRuleVersion, LabelSet
 from concepts.services import concepts_upsert, labels_set, rules_load
 from embeddings.models import SimilarityTriplet
 from embeddings.services import triplet_create, triplet_decide, triplet_vote
@@ -31,6 +32,7 @@ from problems.models import Module, Problem
 from problems.services import modules_upsert, problems_import
 
 DECISIONS = {"accepted": "accept", "rejected": "reject", "swapped": "swap"}
+DEMO_RULES_MESSAGE = "demo course rules"  # the change note of the rule versions load_demo saves
 
 
 class Command(BaseCommand):
@@ -55,8 +57,16 @@ class Command(BaseCommand):
         report = problems_import(records=records, default_collection=DEMO_COLLECTION, collection=DEMO_COLLECTION, release=True)
         self.stdout.write(f"Demo course: {report.summary()}")
         rules = demo_rules()
-        changed = rules_load(rules=rules, message="demo course rules")
-        self.stdout.write(f"Concept rules: {len(rules)} in the demo set, {changed} created or changed")
+        # `make run` loads the demo at every start: a rule whose current version someone else saved (a TA's
+        # edit, a revert) is theirs now, and stays; the others follow rules.json.
+        edited = set(
+            ConceptRuleVersion.objects.filter(rule__concept__slug__in=rules, number=F("rule__version"))
+            .exclude(message=DEMO_RULES_MESSAGE, author=None)
+            .values_list("rule__concept__slug", flat=True)
+        )
+        changed = rules_load(rules={slug: spec for slug, spec in rules.items() if slug not in edited}, message=DEMO_RULES_MESSAGE)
+        kept = f"; {len(edited)} edited since and kept" if edited else ""
+        self.stdout.write(f"Concept rules: {len(rules)} in the demo set, {changed} created or changed{kept}")
         if options["no_users"]:
             return
         if not settings.DEBUG:
