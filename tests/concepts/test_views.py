@@ -183,6 +183,32 @@ def test_extraction_page_starts_a_run_and_shows_its_status(
     assert f"#{run.pk}</a>" in client.get(reverse("concepts:extraction-runs")).content.decode()
 
 
+def test_the_no_javascript_preview_never_puts_the_csrf_token_in_a_url(alice: Any, bank: Any) -> None:
+    # "Preview without JavaScript" was a formmethod="get" button in the POST form, so the form's hidden
+    # csrfmiddlewaretoken went into the URL: the server's request log, the browser history, a shared link.
+    # It now posts, and the editor sends it on to the same GET preview without the token.
+    from urllib.parse import parse_qs, urlparse
+
+    from django.test import Client
+
+    rule_save(concept=bank["binom"].ground_truth_labels.get().concept, pattern=r"\\binom")
+    client = Client(enforce_csrf_checks=True)
+    client.force_login(alice)
+    url = reverse("concepts:rule-edit", args=["nchoosek"])
+    page = client.get(url).content.decode()
+    assert 'formmethod="get"' not in page and 'name="preview" value="1"' in page
+    token = client.cookies["csrftoken"].value
+    response = client.post(url, {"csrfmiddlewaretoken": token, "pattern": r"\bchoose\b", "ignore_case": "on", "base_version": "1", "preview": "1"})
+    assert response.status_code == 302
+    target = urlparse(response["Location"])
+    query = parse_qs(target.query)
+    assert target.path == url and "csrfmiddlewaretoken" not in query and token not in response["Location"]
+    assert query["pattern"] == [r"\bchoose\b"] and query["preview"] == ["1"]
+    body = client.get(response["Location"]).content.decode()
+    assert '<strong id="matched-count">2</strong>' in body and "<mark>Choose</mark>" in body
+    assert ConceptRule.objects.get().pattern == r"\\binom" and ConceptRule.objects.get().version == 1
+
+
 def test_without_javascript_a_typed_pattern_is_previewed_by_a_get_and_not_saved(client: Any, alice: Any, bank: Any) -> None:
     rule_save(concept=bank["binom"].ground_truth_labels.get().concept, pattern=r"\\binom")
     client.force_login(alice)
