@@ -63,17 +63,23 @@ class ConceptAgreement:
     problems: int  # problems labelled by at least two annotators
     positives: int  # (annotator, problem) decisions that include the concept
     alpha: float | None
-    kappa: float | None  # only when exactly two annotators labelled every such problem
+    kappa: float | None  # only when the same two annotators labelled every such problem
 
 
 def label_agreement(label_sets: Mapping[Hashable, Mapping[Hashable, set[str]]], concepts: Sequence[str]) -> list[ConceptAgreement]:
     """Per-concept agreement. `label_sets[problem][annotator]` is that annotator's set of slugs."""
     shared = {p: sets for p, sets in label_sets.items() if len(sets) >= 2}
+    # Kappa compares two raters: the same two annotators on every shared problem, each always on the
+    # same side (not in whichever order a problem's label sets happen to come).
+    raters = {frozenset(sets) for sets in shared.values()}
+    pair = sorted(next(iter(raters)), key=str) if len(raters) == 1 and len(next(iter(raters))) == 2 else None
     out = []
     for slug in concepts:
         units = [[slug in s for s in sets.values()] for sets in shared.values()]
-        pairs = [u for u in units if len(u) == 2]
-        kappa = cohen_kappa([u[0] for u in pairs], [u[1] for u in pairs]) if pairs and len(pairs) == len(units) else None
+        kappa = (
+            cohen_kappa([slug in sets[pair[0]] for sets in shared.values()], [slug in sets[pair[1]] for sets in shared.values()])
+            if pair else None
+        )
         positives = sum(sum(u) for u in units)
         out.append(ConceptAgreement(slug, len(units), positives, krippendorff_alpha_nominal(units), kappa))
     return out

@@ -57,3 +57,20 @@ def test_contradictions_are_cycles_about_one_anchor() -> None:
     assert find_contradictions(triplets) == {0, 1, 2}
     assert find_contradictions([("A", "B", "C"), ("A", "C", "B")]) == {0, 1}
     assert find_contradictions([("A", "B", "C")]) == set()
+
+
+def test_label_agreement_kappa_keeps_each_annotator_on_one_side() -> None:
+    # concept a: ann yes, yes, no, yes; bob no, no, no, yes -> po 0.5, pe (3*1 + 1*3) / 16, kappa 0.2.
+    # p2's sets come bob first (bob saved before ann): the same table, so the same kappa.
+    sets = {
+        "p1": {"ann": {"a"}, "bob": {"b"}},
+        "p2": {"bob": {"b"}, "ann": {"a"}},
+        "p3": {"ann": {"b"}, "bob": {"b"}},
+        "p4": {"ann": {"a"}, "bob": {"a"}},
+    }
+    result = {r.concept: r for r in label_agreement(sets, ["a"])}
+    assert result["a"].kappa == pytest.approx(0.2)
+    # Two different pairs of annotators are no two raters: no kappa (alpha still).
+    sets["p4"] = {"ann": {"a"}, "carl": {"a"}}
+    result = {r.concept: r for r in label_agreement(sets, ["a"])}
+    assert result["a"].kappa is None and result["a"].alpha is not None
