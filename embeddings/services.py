@@ -56,6 +56,9 @@ def triplet_create(
     *, anchor: Problem, positive: Problem, negative: Problem, user: Any = None, note: str = "", status: str = TripletStatus.PROPOSED
 ) -> SimilarityTriplet:
     _check_triplet(anchor, positive, negative)
+    # One proposal per anchor at a time: two TAs proposing the same triplet at once, in either order,
+    # would both pass the check below (the unique constraint only knows the order it is given).
+    list(Problem.objects.select_for_update().filter(pk=anchor.pk).order_by().values_list("pk"))
     # Either order counts as the same triplet, and the refusal does not say which one exists: otherwise
     # proposing (A, B, C) would tell a judge the hidden order of someone else's triplet.
     same = Q(positive=positive, negative=negative) | Q(positive=negative, negative=positive)

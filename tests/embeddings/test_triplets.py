@@ -2,11 +2,14 @@ from __future__ import annotations
 
 import io
 import json
+import threading
+import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 from django.core.management import CommandError, call_command
+from django.db import connection, transaction
 from django.urls import reverse
 
 from embeddings.models import SimilarityTriplet, TripletVote
@@ -175,3 +178,26 @@ def test_an_import_refuses_a_triplet_whose_candidates_are_the_other_way_round_by
     path.write_text(json.dumps({"anchor": "a", "positive": "c", "negative": "b"}) + "\n")  # the stored order: no error
     call_command("import_triplets", str(path), "--collection", "c", "--status", "accepted", stdout=io.StringIO())
     assert SimilarityTriplet.objects.get().status == "accepted"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_same_triplet_proposed_at_the_same_moment_in_the_other_order_is_refused(trio: dict[str, Any], alice: Any, bob: Any) -> None:
+    """Real concurrency: bob's proposal waits for alice's to commit, then sees it."""
+    outcome: list[object] = []
+
+    def bobs_proposal() -> None:
+        try:
+            outcome.append(triplet_create(anchor=trio["a"], positive=trio["c"], negative=trio["b"], user=bob))
+        except Exception as exc:  # noqa: BLE001 - the assertion below says which one was expected
+            outcome.append(exc)
+        finally:
+            connection.close()
+
+    with transaction.atomic():
+        triplet_create(anchor=trio["a"], positive=trio["b"], negative=trio["c"], user=alice)
+        other = threading.Thread(target=bobs_proposal)
+        other.start()
+        time.sleep(0.5)  # bob's proposal is now waiting for alice's transaction
+    other.join(10)
+    assert len(outcome) == 1 and isinstance(outcome[0], TripletRejected), outcome
+    assert SimilarityTriplet.objects.count() == 1
