@@ -79,6 +79,9 @@ def triplet_vote(*, triplet: SimilarityTriplet, voter: Any, choice: str) -> Trip
         raise TripletRejected(f"unknown choice {choice!r}")
     if triplet.proposed_by_id == voter.pk:
         raise TripletRejected("the proposer of a triplet does not judge it")
+    # The row as it is now, locked against a decision in the meantime: a vote read against a triplet the
+    # head TA has since decided (or swapped, which would turn the vote round) is refused.
+    triplet = SimilarityTriplet.objects.select_for_update().get(pk=triplet.pk)
     if triplet.status != TripletStatus.PROPOSED:
         raise TripletRejected("this triplet has already been decided")
     # Votes are final: a judge sees the others' votes once they have voted, so changing one's vote

@@ -201,3 +201,13 @@ def test_the_same_triplet_proposed_at_the_same_moment_in_the_other_order_is_refu
     other.join(10)
     assert len(outcome) == 1 and isinstance(outcome[0], TripletRejected), outcome
     assert SimilarityTriplet.objects.count() == 1
+
+
+def test_a_vote_read_before_the_head_ta_swapped_the_triplet_is_refused(trio: dict[str, Any], alice: Any, bob: Any, hana: Any) -> None:
+    """The judge's request read the triplet, then the head TA swapped it: "positive" named the other problem."""
+    triplet = triplet_create(anchor=trio["a"], positive=trio["b"], negative=trio["c"], user=alice)
+    as_read = SimilarityTriplet.objects.get(pk=triplet.pk)
+    triplet_decide(triplet=triplet, decision="swap", user=hana)
+    with pytest.raises(TripletRejected, match="already been decided"):
+        triplet_vote(triplet=as_read, voter=bob, choice="positive")
+    assert not TripletVote.objects.exists()
