@@ -64,6 +64,22 @@ def test_the_proposer_does_not_judge(trio: dict[str, Any], alice: Any) -> None:
         triplet_vote(triplet=triplet, voter=alice, choice="positive")
 
 
+def test_the_votes_note_tells_the_proposer_and_a_judge_of_a_decided_triplet_why_they_see_no_votes(
+    client: Any, trio: dict[str, Any], alice: Any, bob: Any, hana: Any
+) -> None:
+    """Both were told "Votes are hidden until you have judged this triplet", which neither ever can."""
+    triplet = triplet_create(anchor=trio["a"], positive=trio["b"], negative=trio["c"], user=alice)
+    url = reverse("embeddings:triplet-detail", args=[triplet.pk])
+    client.force_login(alice)
+    page = client.get(url).content.decode()
+    assert "You proposed this triplet, so you do not judge it" in page and "until you have judged" not in page
+    client.force_login(bob)
+    assert "Votes are hidden until you have judged this triplet." in client.get(url).content.decode()
+    triplet_decide(triplet=triplet, decision="accept", user=hana)
+    page = client.get(url).content.decode()
+    assert "This triplet has been decided (accepted), so it is judged no more" in page and "until you have judged" not in page
+
+
 def test_only_the_head_ta_decides_and_swap_flips_roles_and_votes(
     client: Any, trio: dict[str, Any], alice: Any, bob: Any, hana: Any
 ) -> None:
