@@ -48,6 +48,20 @@
     document.addEventListener("DOMContentLoaded", function () { renderMath(document.body); });
   }
 
+  // A region that htmx replaces is new to a screen reader, which says nothing of it (a live region
+  // swapped in whole is not announced): a swapped fragment's [data-announce] element ("12 problems")
+  // is written into the page's own live region (#live-status, base.html), which stays put.
+  function announce(root) {
+    var live = document.getElementById("live-status");
+    if (!live || root === document.body || !root.querySelector) return;
+    var el = root.matches && root.matches("[data-announce]") ? root : root.querySelector("[data-announce]");
+    if (!el) return;
+    var text = (el.dataset.announce || el.textContent).replace(/\s+/g, " ").trim();
+    live.textContent = "";  // the same words again (the same count) are said again
+    window.setTimeout(function () { live.textContent = text; }, 50);
+  }
+  if (window.htmx) htmx.onLoad(announce);
+
   // Forms whose state lives in the URL (data-url-state: the bank's filters). htmx restores a page from
   // its history snapshot, which keeps the markup but not what was typed into the boxes: after back or
   // forward, set every field from the address bar, so the boxes say what the results show.

@@ -134,3 +134,25 @@ def test_grinstead_and_snell_s_macros_are_typeset_not_shown_in_red(
     assert "\\" not in "".join(text.locator(".katex-html").all_inner_texts())
     assert text.locator(".katex-mathml mi[mathvariant='bold']").first.text_content() == "P"
     assert text.locator(".katex-display mtable mtr").count() == 2  # the distribution's two rows
+
+
+def test_the_live_search_says_how_many_problems_it_found(
+    page: Any, live_server: Any, login: Any, alice: Any, problem_factory: Any
+) -> None:
+    """The list is swapped in by htmx as you type: a screen reader heard nothing of it, so a blind user
+    could not tell that the search had found one problem, or none. The count is now written into the
+    page's live region (role=status), which stays in place across swaps."""
+    problem_factory("Choose a committee of 3 from 10 people.", title="Committee")
+    problem_factory("Roll two dice.", title="Dice sum")
+    problem_factory("Roll three dice.", title="Dice triple")
+    login("alice")
+    live = page.locator("[role=status]#live-status")
+    assert live.count() == 1
+    assert live.text_content() == ""  # nothing said on the first load
+
+    page.fill("#id_q", "dice")
+    page.wait_for_selector("#problem-results .problem-link:text-is('Committee')", state="detached")
+    page.wait_for_selector("#live-status:text-is('2 problems')", state="attached")
+    page.fill("#id_q", "nothing like this")
+    page.wait_for_selector("#live-status:text-is('0 problems')", state="attached")
+    assert live.evaluate("el => el.closest('#problem-results') === null")  # outside what htmx replaces
