@@ -161,3 +161,25 @@ def test_typing_while_a_preview_is_in_flight_logs_no_error_and_shows_only_the_la
     assert page.locator("#matched-count").inner_text() == "2"
     assert page.evaluate("window.__shown") == ["2"]  # the answer for the older text was never shown
     assert errors == []
+
+
+def test_the_live_preview_says_its_counts_and_errors_to_a_screen_reader(
+    page: Any, live_server: Any, login: Any, alice: Any, problem_factory: Any, concept_factory: Any
+) -> None:
+    """The preview panel was an aria-live region that htmx replaced whole on every keystroke: a new
+    live region is not announced, so a screen-reader user typing a pattern heard neither the counts
+    nor "Invalid pattern". Its summary now goes to the page's live region, which stays in place."""
+    concept_factory("nchoosek")
+    problem_factory("Choose a committee: $\\binom{10}{3}$ ways.", title="Committee", labels=["nchoosek"])
+    problem_factory("In how many ways can we choose 2 of 5?", title="Words", labels=["nchoosek"])
+    problem_factory("Roll a die twice.", title="Dice", labels=["permutations"])
+    login("alice")
+    page.goto(f"{live_server.url}/concepts/nchoosek/rule/")
+
+    page.fill("#id_pattern", "\\\\binom")
+    page.wait_for_selector("#matched-count:text-is('1')")
+    page.wait_for_selector("[role=status]#live-status:text-is('1 of 3 problems match; FP 0, FN 1')", state="attached")
+    page.fill("#id_pattern", "(unclosed")
+    page.wait_for_selector("#live-status:has-text('Invalid pattern: missing ), unterminated subpattern')", state="attached")
+    # The panel itself is no live region: swapped whole, it would be silent or read out in full.
+    assert page.locator("#rule-preview[aria-live]").count() == 0
