@@ -38,3 +38,24 @@ def test_a_student_is_offered_a_similar_problem_after_a_miss_and_a_new_concept_a
     assert page.inner_text("#practice-problem h2") == "Binomial"
     assert f"You solved “{second}”; this one adds Binomial distribution." in page.inner_text("#reason")
     assert list(Attempt.objects.filter(student=sam).values_list("verdict", flat=True)) == ["incorrect", "correct"]
+
+
+def test_a_refused_answer_is_said_on_the_answer_box(page: Any, live_server: Any, login: Any, sam: Any, course: dict[str, Any]) -> None:
+    """Check with an empty box reloads the page with "type an answer, or say whether you solved the
+    problem" above the form, and the focus back in the answer box (autofocus): a screen reader read the
+    box's label and nothing else, since the message was tied to nothing. The box now names the message
+    as its description and is marked invalid."""
+    from playwright.sync_api import expect
+
+    from practice.models import Attempt
+
+    login("sam")
+    page.press("#answer", "Enter")
+    page.wait_for_selector("#practice-form .errorlist")
+    message = page.inner_text("#practice-form .errorlist")
+    assert "type an answer" in message
+    answer = page.locator("#answer")
+    assert page.evaluate("document.activeElement.id") == "answer"
+    expect(answer).to_have_accessible_description(message)
+    expect(answer).to_have_attribute("aria-invalid", "true")
+    assert not Attempt.objects.filter(student=sam).exists()
