@@ -32,8 +32,11 @@
     });
     if (!chosen.children.length) chosen.innerHTML = '<li class="muted small">none yet</li>';
   }
+  // Each change is said (#labeler-status): the chips are redrawn whole, so a screen reader could not
+  // tell what Enter added or Backspace took away. Accept, reject and undo then say their own words.
   function setChecked(slug, on) {
     if (!boxes[slug]) return;
+    if (boxes[slug].checked !== on) status((on ? "Added " : "Removed ") + slug + ".");
     boxes[slug].checked = on;
     order = order.filter(function (s) { return s !== slug; });
     if (on) order.push(slug);

@@ -191,3 +191,32 @@ def test_backspace_takes_back_the_last_chip_added_arrow_down_starts_at_the_first
     page.wait_for_selector("#suggestions .suggestion.rejected", state="detached")
     assert page.locator("#suggestions .accept").is_visible()
     assert "is a suggestion again" in page.locator("#labeler-status").inner_text()
+
+
+def test_the_labeller_says_which_concept_enter_added_and_backspace_removed(
+    page: Any, live_server: Any, login: Any, alice: Any, problem_factory: Any, concept_factory: Any
+) -> None:
+    """The chips were redrawn whole in an aria-live list: a screen reader read out every chip again
+    (or "none yet") and never which one Enter had added or Backspace, pressed once too often in an
+    empty box, had taken away. The labeller's status line now says it."""
+    for slug in ["nchoosek", "permutations"]:
+        concept_factory(slug)
+    problem = problem_factory("Arrange the letters of WORD and pick 2 of them.", title="Letters")
+    login("alice")
+    page.goto(f"{live_server.url}/concepts/label/{problem.pk}/?queue=mine")
+    status = page.locator("[role=status]#labeler-status")
+
+    page.keyboard.type("nchoo")
+    page.wait_for_selector("#concept-options .option.default")
+    page.keyboard.press("Enter")
+    page.wait_for_selector('#chosen .chip[data-slug="nchoosek"]')
+    assert status.text_content() == "Added nchoosek."
+    page.keyboard.type("permu")
+    page.wait_for_selector("#concept-options .option.default")
+    page.keyboard.press("Enter")
+    assert status.text_content() == "Added permutations."
+
+    page.keyboard.press("Backspace")  # the box is empty: the last chip added goes
+    page.wait_for_selector('#chosen .chip[data-slug="permutations"]', state="detached")
+    assert status.text_content() == "Removed permutations."
+    assert page.locator("#chosen[aria-live]").count() == 0  # redrawn whole, it would read every chip again
