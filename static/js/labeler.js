@@ -26,7 +26,8 @@
       li.textContent = slug + " ";
       var x = document.createElement("button");
       x.type = "button"; x.className = "link"; x.textContent = "×"; x.setAttribute("aria-label", "remove " + slug);
-      x.addEventListener("click", function () { setChecked(slug, false); });
+      // The chips are redrawn, this button with them: the focus goes to the search box, not the page's top.
+      x.addEventListener("click", function () { setChecked(slug, false); search.focus(); });
       li.appendChild(x);
       chosen.appendChild(li);
     });

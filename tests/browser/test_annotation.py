@@ -220,3 +220,22 @@ def test_the_labeller_says_which_concept_enter_added_and_backspace_removed(
     page.wait_for_selector('#chosen .chip[data-slug="permutations"]', state="detached")
     assert status.text_content() == "Removed permutations."
     assert page.locator("#chosen[aria-live]").count() == 0  # redrawn whole, it would read every chip again
+
+
+def test_removing_a_chip_from_the_keyboard_keeps_the_focus_in_the_labeller(
+    page: Any, live_server: Any, login: Any, alice: Any, problem_factory: Any, concept_factory: Any
+) -> None:
+    """A chip's × button is redrawn with the chips when pressed: the focus fell to the page's body,
+    so a keyboard user's next Tab started again from the skip link. It now lands in the search box."""
+    concept_factory("nchoosek")
+    problem = problem_factory("Pick 2 of 5.", title="Pick")
+    login("alice")
+    page.goto(f"{live_server.url}/concepts/label/{problem.pk}/?queue=mine")
+    page.keyboard.type("nchoo")
+    page.wait_for_selector("#concept-options .option.default")
+    page.keyboard.press("Enter")
+    page.wait_for_selector('#chosen .chip[data-slug="nchoosek"]')
+    page.focus("#chosen button[aria-label='remove nchoosek']")
+    page.keyboard.press("Enter")
+    page.wait_for_selector('#chosen .chip[data-slug="nchoosek"]', state="detached")
+    assert page.evaluate("document.activeElement.id") == "concept-search"
