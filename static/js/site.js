@@ -62,6 +62,22 @@
   }
   if (window.htmx) htmx.onLoad(announce);
 
+  // A control inside the region htmx replaces ("Next →" under the bank's list) is replaced with it: the
+  // focus fell to the page's body, and the next Tab started again from the skip link. It goes to the
+  // new region instead (focusable by script only), so Tab goes on into the new list.
+  var focusedIn = null;
+  document.addEventListener("htmx:beforeSwap", function (e) {
+    var target = e.detail.target;
+    focusedIn = target && target.id && target.contains(document.activeElement) ? target.id : null;
+  });
+  document.addEventListener("htmx:afterSettle", function () {
+    var id = focusedIn, region = id && document.getElementById(id);
+    focusedIn = null;
+    if (!region || (document.activeElement && document.activeElement !== document.body)) return;
+    if (!region.hasAttribute("tabindex")) region.setAttribute("tabindex", "-1");
+    region.focus({ preventScroll: true });
+  });
+
   // Forms whose state lives in the URL (data-url-state: the bank's filters). htmx restores a page from
   // its history snapshot, which keeps the markup but not what was typed into the boxes: after back or
   // forward, set every field from the address bar, so the boxes say what the results show.

@@ -156,3 +156,22 @@ def test_the_live_search_says_how_many_problems_it_found(
     page.fill("#id_q", "nothing like this")
     page.wait_for_selector("#live-status:text-is('0 problems')", state="attached")
     assert live.evaluate("el => el.closest('#problem-results') === null")  # outside what htmx replaces
+
+
+def test_paging_the_list_from_the_keyboard_keeps_the_focus_on_the_list(
+    page: Any, live_server: Any, login: Any, alice: Any, problem_factory: Any
+) -> None:
+    """"Next →" lies inside the list htmx replaces: pressed with Enter, the link went with the old list
+    and the focus fell to the page's body, so the next Tab began again at the skip link. The focus now
+    goes to the new list, and Tab goes on inside it."""
+    for i in range(30):
+        problem_factory(f"Toss a coin {i} times.", title=f"Coin {i:02d}")
+    login("alice")
+    page.wait_for_selector("#problem-results .problem-link")
+    page.focus("#problem-results a:text-is('Next →')")
+    page.keyboard.press("Enter")
+    page.wait_for_url("**page=2**")
+    page.wait_for_selector("#problem-results a:text-is('← Previous')")
+    assert page.evaluate("document.activeElement.id") == "problem-results"
+    page.keyboard.press("Tab")
+    assert page.evaluate("document.activeElement.closest('#problem-results') !== null")
