@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -59,9 +60,12 @@ def test_a_job_page_s_poll_that_finds_the_job_finished_reloads_the_page(client: 
         "embedding-run": (EmbeddingRun, "embeddings:lab-run"),
     }[kind]
     client.force_login(make_user("hannah", "head_ta"))
-    job = model.objects.create(status="running")
+    job = model.objects.create(status="running", **({"problems_total": 10} if kind == "extraction-run" else {}))
     poll = client.get(reverse(url, args=[job.pk]), HTTP_HX_REQUEST="true")
     assert poll.status_code == 200 and poll.content.decode().lstrip().startswith('<div id="run-status"')
+    # Its progress bar has a name a screen reader says (a bare <progress> is read as "progress bar" alone).
+    bars = re.findall(r"<progress[^>]*>", poll.content.decode())
+    assert (bool(bars) or kind == "report") and all('aria-label="' in bar for bar in bars), bars  # a report shows none
     for status in ("done", "failed", "cancelled"):
         model.objects.filter(pk=job.pk).update(status=status)
         poll = client.get(reverse(url, args=[job.pk]), HTTP_HX_REQUEST="true")
