@@ -76,16 +76,22 @@ TEXTBOOK = (
 )
 
 
-def test_textbook_markup_is_typeset_not_shown_as_source(
-    page: Any, live_server: Any, login: Any, alice: Any, problem_factory: Any
-) -> None:
-    problem = problem_factory(TEXTBOOK, title="Migraine and acupuncture")
+def typeset_problem_text(page: Any, live_server: Any, login: Any, problem: Any) -> Any:
+    """The problem's text on its page, as alice sees it once KaTeX has typeset its display math, which
+    has no KaTeX error box."""
     login("alice")
     page.goto(f"{live_server.url}/problems/{problem.pk}/")
     page.wait_for_selector("#problem-text .katex-display")
     text = page.locator("#problem-text")
-    assert text.locator(".katex-display").count() == 2  # align* and the eqnarray*, both displayed
     assert text.locator(".katex-error").count() == 0
+    return text
+
+
+def test_textbook_markup_is_typeset_not_shown_as_source(
+    page: Any, live_server: Any, login: Any, alice: Any, problem_factory: Any
+) -> None:
+    text = typeset_problem_text(page, live_server, login, problem_factory(TEXTBOOK, title="Migraine and acupuncture"))
+    assert text.locator(".katex-display").count() == 2  # align* and the eqnarray*, both displayed
     shown = text.inner_text()
     assert "\\" not in shown.replace("\\ ", "")  # no \command is left to read, outside KaTeX's own output
     assert "Exercise [link]" in shown
@@ -123,12 +129,7 @@ GS_MACROS = (
 def test_grinstead_and_snell_s_macros_are_typeset_not_shown_in_red(
     page: Any, live_server: Any, login: Any, alice: Any, problem_factory: Any
 ) -> None:
-    problem = problem_factory(GS_MACROS, title="Markov chain simulation")
-    login("alice")
-    page.goto(f"{live_server.url}/problems/{problem.pk}/")
-    page.wait_for_selector("#problem-text .katex-display")
-    text = page.locator("#problem-text")
-    assert text.locator(".katex-error").count() == 0
+    text = typeset_problem_text(page, live_server, login, problem_factory(GS_MACROS, title="Markov chain simulation"))
     # An undefined command is drawn in KaTeX's error colour, inside the formula.
     assert text.locator("mstyle[mathcolor='#cc0000']").count() == 0
     assert "\\" not in "".join(text.locator(".katex-html").all_inner_texts())

@@ -7,13 +7,18 @@ import pytest
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
-def test_a_ta_types_a_pattern_and_sees_matches_and_counts_update_live(
-    page: Any, live_server: Any, login: Any, alice: Any, problem_factory: Any, concept_factory: Any
-) -> None:
+def three_problems(problem_factory: Any, concept_factory: Any) -> None:
+    """Two problems labelled nchoosek (one with \\binom, one in words) and one labelled otherwise."""
     concept_factory("nchoosek")
     problem_factory("Choose a committee: $\\binom{10}{3}$ ways.", title="Committee", labels=["nchoosek"])
     problem_factory("In how many ways can we choose 2 of 5?", title="Words", labels=["nchoosek"])
     problem_factory("Roll a die twice.", title="Dice", labels=["permutations"])
+
+
+def test_a_ta_types_a_pattern_and_sees_matches_and_counts_update_live(
+    page: Any, live_server: Any, login: Any, alice: Any, problem_factory: Any, concept_factory: Any
+) -> None:
+    three_problems(problem_factory, concept_factory)
     login("alice")
     page.goto(f"{live_server.url}/concepts/nchoosek/rule/")
     page.evaluate("window.__loaded = true")  # survives only if the page is never reloaded
@@ -169,10 +174,7 @@ def test_the_live_preview_says_its_counts_and_errors_to_a_screen_reader(
     """The preview panel was an aria-live region that htmx replaced whole on every keystroke: a new
     live region is not announced, so a screen-reader user typing a pattern heard neither the counts
     nor "Invalid pattern". Its summary now goes to the page's live region, which stays in place."""
-    concept_factory("nchoosek")
-    problem_factory("Choose a committee: $\\binom{10}{3}$ ways.", title="Committee", labels=["nchoosek"])
-    problem_factory("In how many ways can we choose 2 of 5?", title="Words", labels=["nchoosek"])
-    problem_factory("Roll a die twice.", title="Dice", labels=["permutations"])
+    three_problems(problem_factory, concept_factory)
     login("alice")
     page.goto(f"{live_server.url}/concepts/nchoosek/rule/")
 
