@@ -96,11 +96,14 @@ def rebuild_over_http(ta: requests.Session, base: str, worker: Any) -> Any:
     assert f'href="/lab/runs/{run.id}/"' in page.text
 
     def finished() -> bool:
+        # The page's poll: its status card while the run goes on, a reload (HX-Refresh) once it has ended.
         status = ta.get(f"{base}/lab/runs/{run.id}/", headers={"HX-Request": "true"}, timeout=HTTP_TIMEOUT)
-        return 'class="status-done"' in status.text or 'class="status-failed"' in status.text
+        return status.headers.get("HX-Refresh") == "true"
 
     if not wait_for(finished, 90, interval=0.5):
         pytest.fail("the worker did not finish the rebuild; its log:\n" + worker.log()[-6000:])
+    page = ta.get(f"{base}/lab/runs/{run.id}/", timeout=HTTP_TIMEOUT).text  # the page it reloads
+    assert 'class="status-done"' in page or 'class="status-failed"' in page
     run.refresh_from_db()
     return run
 

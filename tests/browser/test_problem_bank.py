@@ -173,6 +173,7 @@ def test_paging_the_list_from_the_keyboard_keeps_the_focus_on_the_list(
     page.keyboard.press("Enter")
     page.wait_for_url("**page=2**")
     page.wait_for_selector("#problem-results a:text-is('← Previous')")
+    page.wait_for_selector("#problem-results:focus")  # moved once htmx has settled the swap (a selector: the CSP refuses eval)
     assert page.evaluate("document.activeElement.id") == "problem-results"
     page.keyboard.press("Tab")
     assert page.evaluate("document.activeElement.closest('#problem-results') !== null")

@@ -90,7 +90,7 @@ def test_the_live_preview_reads_the_lines_and_places_errors_on_them(client: Any,
 
     assert re.search(r'id="matched-count">2<', preview("\\\\binom\n\\bchoose\\b"))
     bad_line = preview("\\\\binom\n(choose")
-    assert 'id="preview-error">Invalid pattern: line 2, column 1: missing ), unterminated subpattern' in bad_line
+    assert 'id="preview-error" data-announce>Invalid pattern: line 2, column 1: missing ), unterminated subpattern' in bad_line
     # An error only the joined pattern has: its line (blank line 2 is no branch) and column, not a position in the joined text.
     joined_error = preview("\\\\binom\n\n(?i)choose")
     assert "global flags not at the start of the expression (line 3, column 1)" in joined_error

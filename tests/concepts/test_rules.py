@@ -133,8 +133,9 @@ def test_the_report_arithmetic_on_a_hand_computed_case(small_bank: dict[str, Any
     assert "average FP rate 25.00%, average FN rate 25.00%" in text.getvalue()
 
 
-def test_the_report_of_an_unlabelled_collection_fails_clearly(small_bank: dict[str, Any], nchoosek: Any) -> None:
+def test_the_report_of_an_unlabelled_collection_fails_clearly(small_bank: dict[str, Any], nchoosek: Any, problem_factory: Any) -> None:
     rule_save(concept=nchoosek, pattern=r"\\binom")
+    problem_factory("A book just imported: \\binom{5}{2}.", collection="nothing")  # a collection nobody labelled yet
     with pytest.raises(CommandError, match="no problem in collection 'nothing' has ground-truth labels"):
         call_command("extractor_report", "--collection", "nothing")
     assert ExtractorReport.objects.get().status == "failed"
