@@ -388,8 +388,9 @@ class ReportInput(serializers.Serializer):
     def validate_collection(self, name: str) -> str:
         from problems.selectors import unknown_collection
 
-        if name and unknown_collection(name):  # a typo: say so now, not as a report that fails later
-            raise serializers.ValidationError(unknown_collection(name))
+        message = unknown_collection(name) if name else ""  # a typo: said now, not by a report that fails later
+        if message:
+            raise serializers.ValidationError(message)
         return name
 
 

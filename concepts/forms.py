@@ -89,8 +89,9 @@ class ReportForm(forms.Form):
         from problems.selectors import unknown_collection
 
         name = self.cleaned_data["collection"]
-        if name and unknown_collection(name):
-            raise forms.ValidationError(unknown_collection(name))
+        message = unknown_collection(name) if name else ""
+        if message:
+            raise forms.ValidationError(message)
         return name
 
 

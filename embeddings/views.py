@@ -225,12 +225,12 @@ def lab_run(request: HttpRequest, pk: int) -> HttpResponse:
     run = EmbeddingRun.objects.defer("vectors", "problem_ids", "concept_vectors").filter(pk=pk).first()
     if run is None:
         raise Http404("No such run")
+    if request.htmx and not run.is_active:
+        return reload_when_finished()  # the Cancel button, "Make active" and the accuracy lie outside the card
     from embeddings.charts import loss_chart
 
     template = "embeddings/lab_run.html"
     context = {"run": run, "text_methods": _text_methods(), "loss_chart": loss_chart(run.losses) if run.losses else None}
-    if request.htmx and not run.is_active:
-        return reload_when_finished()  # the Cancel button, "Make active" and the accuracy lie outside the card
     if request.htmx:
         return render(request, template + "#run-status", context)
     from embeddings.selectors import active_embedding_summary, run_accuracy

@@ -41,11 +41,11 @@ def practice_bank() -> PracticeBank:
     the labels or the bank change, else reused from process memory (a request reads it, never builds it twice).
 
     Whether anything changed is asked of the database at most every PRACTICE_BANK_RECHECK_SECONDS,
-    with index seeks and the few module and concept rows only (edits, additions, a new embedding, modules opened,
-    closed, renamed or reordered, concepts renamed: a change reaches practice within that many seconds). Deletions show
-    only in row counts, which scan the tables (~25 ms at 100,000 problems, more than a whole
-    recommendation), so those are taken every PRACTICE_BANK_COUNT_SECONDS; a problem deleted in between
-    is caught by `next_problem_offer`.
+    with index seeks and the few module and concept rows only (edits, additions, a new embedding,
+    modules opened, closed, renamed or reordered, concepts renamed: a change reaches practice within
+    that many seconds). Deletions show only in row counts, which scan the tables (~25 ms at 100,000
+    problems, more than a whole recommendation), so those are taken every PRACTICE_BANK_COUNT_SECONDS;
+    a problem deleted in between is caught by `next_problem_offer`.
 
     A bank read again is a new object: row numbers mean rows of the bank they were computed with only
     (`NextProblem` keeps the two together)."""

@@ -130,7 +130,7 @@ def record_from_mapping(obj: Any, line: int, labels_as_text: bool = False) -> Pr
         # A name, a title or a solution that is a JSON object, list or true/false is a mistake in the
         # file, not text: stored as its JSON spelling it made a module named `{"x": 1}`. (Answers may
         # be lists or numbers: TheoremQA's are.)
-        if obj.get(key) is not None and (isinstance(obj[key], (dict, list, bool)) or not isinstance(obj[key], (str, int, float))):
+        if obj.get(key) is not None and (isinstance(obj[key], bool) or not isinstance(obj[key], (str, int, float))):
             raise ValueError(f"'{key}' must be text (or a number), got {type(obj[key]).__name__}")
     values = {key: _as_text(obj.get(key)).strip() for key in limits}
     for key, limit in limits.items():
