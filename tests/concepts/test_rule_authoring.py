@@ -448,3 +448,37 @@ def test_the_editor_counts_the_patterns_characters_and_warns_near_the_limit(clie
     # One branch per line in the box: a line break stands for the `|` it replaces, so the count is the saved pattern's.
     assert f'<span class="pattern-length-count">{len(long_pattern)}</span> of 4,000 characters' in page
     assert 'class="small pattern-length bad"' in page and '<span class="pattern-length-near">: near the limit' in page
+
+
+def test_a_keystroke_reads_no_labels_and_matches_only_the_line_it_changed(
+    client: Any, alice: Any, bank: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The bank's labels are read with its texts, once, and each line's matches are kept (BranchMemo):
+    a keystroke matches its new line alone and queries no label, with the same figures as before."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from concepts import extraction
+
+    client.force_login(alice)
+    preview(client, r"\bsample mean\b")
+    compiled: list[list[str]] = []
+    real = extraction._set_of
+    monkeypatch.setattr(extraction, "_set_of", lambda entries, *a, **k: compiled.append([p for _, p in entries]) or real(entries, *a, **k))
+    with CaptureQueriesContext(connection) as queries:
+        body = preview(client, "\\bsample mean\\b\n\\baverage\\b").content.decode()
+    assert 'id="fn-count">FN 0<' in body and 'id="fp-count">FP 1<' in body  # DiceMean (Free has no labels)
+    assert compiled[0] == [r"(?i:\baverage\b)"]
+    label_rows = [q["sql"] for q in queries.captured_queries if "concepts_groundtruthlabel" in q["sql"] and "COUNT(" not in q["sql"] and "MAX(" not in q["sql"]]
+    assert label_rows == []
+
+
+def test_a_label_given_between_keystrokes_counts_in_the_next(client: Any, alice: Any, bank: Any, concept_factory: Any) -> None:
+    from concepts.models import Concept, GroundTruthLabel
+
+    client.force_login(alice)
+    assert 'id="fn-count">FN 3<' in preview(client, r"\bsample mean\b").content.decode()
+    GroundTruthLabel.objects.create(problem=bank["free"], concept=Concept.objects.get(slug="sample-mean"))
+    assert 'id="fn-count">FN 4<' in preview(client, r"\bsample mean\b").content.decode()
+    GroundTruthLabel.objects.filter(problem=bank["avg1"]).delete()
+    assert 'id="fn-count">FN 3<' in preview(client, r"\bsample mean\b").content.decode()
