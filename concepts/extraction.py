@@ -226,8 +226,13 @@ def _branch_matches_empty(branch: str, ignore_case: bool) -> bool:
 @functools.lru_cache(maxsize=64)
 def _re2_compiled(pattern: str, ignore_case: bool) -> object:
     """The whole pattern compiled by RE2 (re2.error where RE2 refuses it): kept, so that a preview's check
-    and its highlighting share one compile."""
-    return re2.compile(_flagged(pattern, ignore_case), _re2_options())
+    and its highlighting share one compile. Its groups do not capture: what it is used for needs only
+    where a match starts and ends, which RE2 finds with its DFA, and a preview highlights 65 problems a
+    keystroke with it (3,900 characters of rule: 49 -> 33 µs a problem). RE2 takes or refuses a pattern
+    the same either way: group names are still read, and backreferences refused."""
+    options = _re2_options()
+    options.never_capture = True
+    return re2.compile(_flagged(pattern, ignore_case), options)
 
 
 # --- Splitting a rule into branches, with or without a gap ---------------------------------------

@@ -145,3 +145,16 @@ def test_a_keystroke_compiles_only_the_branch_it_changed(monkeypatch: pytest.Mon
     compiled.clear()
     extraction.check_pattern("|".join([*lines, r"\bnew\s+line"]))
     assert compiled == [r"\bnew\s+line"]
+
+
+def test_highlighting_without_capturing_groups_marks_what_re_marks_for_every_starter_rule() -> None:
+    """The preview's pattern for spans captures nothing (RE2 finds a match's ends with its DFA alone):
+    the marks are those of `re` over the demo bank, groups and all."""
+    texts = _demo_texts()[:120]
+    for slug, spec in demo_rules().items():
+        pattern, ignore_case = str(spec["pattern"]), bool(spec["ignore_case"])
+        compiled = extraction.compile_rules([extraction.Rule("preview", pattern, ignore_case)])
+        plain = re.compile(pattern, re.ASCII | (re.IGNORECASE if ignore_case else 0))
+        for text in texts:
+            expected = [m.span() for m in plain.finditer(text) if m.end() > m.start()][:50]
+            assert extraction.match_spans(text, compiled, "preview") == expected, slug
