@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import functools
+
 from django import template
 from django.utils.safestring import SafeString, mark_safe
 
@@ -38,9 +40,16 @@ def latex_title_filter(title: str, limit: int | None = None) -> SafeString:
 
 @register.filter(name="latex_highlight")
 def latex_highlight_filter(text: str, spans: list[tuple[int, int]]) -> SafeString:
+    return mark_safe(_highlighted(text or "", tuple(map(tuple, spans or ()))))  # noqa: S308
+
+
+@functools.lru_cache(maxsize=1024)
+def _highlighted(text: str, spans: tuple[tuple[int, int], ...]) -> str:
+    """Kept: the rule preview shows up to 90 problems a keystroke, most of them the same problems with
+    the same marks as the keystroke before (a pure function of its arguments)."""
     from problems.latex_html import latex_highlight
 
-    return mark_safe(latex_highlight(text or "", list(spans or [])))  # noqa: S308
+    return latex_highlight(text, list(spans))
 
 
 @register.filter(name="percent")

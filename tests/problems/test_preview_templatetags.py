@@ -1,6 +1,9 @@
-"""`{% id_url %}`: a link to one object by id, resolved once per URL name, the same as `{% url %}`."""
+"""Template tags the rule preview renders many times a keystroke: `{% id_url %}` (a link to one object by
+id, resolved once per URL name, the same as `{% url %}`) and the kept `latex_highlight`."""
 
 from __future__ import annotations
+
+from typing import Any
 
 import pytest
 from django.template import Context, Template
@@ -32,3 +35,21 @@ def test_a_url_that_takes_no_id_is_a_template_error() -> None:
         render("{% id_url 'problems:list' 5 %}")
     with pytest.raises(ValueError):  # not an id
         render("{% id_url 'problems:detail' pid %}", pid="5x")
+
+
+def test_the_highlight_filter_keeps_what_it_rendered_for_the_next_keystroke(monkeypatch: Any) -> None:
+    """The rule preview shows mostly the same problems with the same marks keystroke after keystroke:
+    the filter renders each (text, marks) once, the same as latex_highlight itself."""
+    from problems import latex_html
+
+    calls: list[str] = []
+    real = latex_html.latex_highlight
+    monkeypatch.setattr(latex_html, "latex_highlight", lambda text, spans: calls.append(text) or real(text, spans))
+    template = Template("{% load latex %}{{ text|latex_highlight:spans }}")
+    text = "Kept between keystrokes: choose $\\binom{5}{2}$ of them (test_latex_math)."
+    first = template.render(Context({"text": text, "spans": [(25, 31)]}))
+    assert first == real(text, [(25, 31)]) and "<mark>choose</mark>" in first
+    assert template.render(Context({"text": text, "spans": [(25, 31)]})) == first
+    assert len(calls) == 1
+    other = template.render(Context({"text": text, "spans": [[0, 4]]}))  # lists, as a view may give them
+    assert other == real(text, [(0, 4)]) and len(calls) == 2
