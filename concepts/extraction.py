@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import functools
 import re
+import threading
 import time
 from array import array
 from collections import OrderedDict
@@ -781,22 +782,27 @@ class BranchMemo:
         self._found: OrderedDict[tuple[str, bool], array] = OrderedDict()
         self._hits = 0
         self._statements: BranchMemo | None = None
+        # A threaded server previews for two TAs at once over one bank's memo: what is kept is read
+        # and changed under the lock (the matching itself runs outside it).
+        self._lock = threading.Lock()
 
     def statements(self) -> "BranchMemo":
         """The memo of the texts' statements (what a statement-only pattern reads)."""
-        if self._statements is None:
-            self._statements = BranchMemo([statement_of(text) for text in self.texts])
-        return self._statements
+        with self._lock:
+            if self._statements is None:
+                self._statements = BranchMemo([statement_of(text) for text in self.texts])
+            return self._statements
 
     def by_branch(self, branches: Sequence[str], ignore_case: bool, slug: str) -> list[list[int]]:
         """For each of ``branches`` (RE2 patterns), the indices of the texts it matches. Raises RuleError
         where RE2 refuses a branch alone; nothing is kept then."""
         known: dict[str, array] = {}
-        for branch in branches:
-            found = self._found.get((branch, ignore_case))
-            if found is not None:
-                self._found.move_to_end((branch, ignore_case))
-                known[branch] = found
+        with self._lock:
+            for branch in branches:
+                found = self._found.get((branch, ignore_case))
+                if found is not None:
+                    self._found.move_to_end((branch, ignore_case))
+                    known[branch] = found
         todo = [b for b in dict.fromkeys(branches) if b not in known]
         if todo:
             match = _raw_match(_set_of([(slug, _flagged(b, ignore_case)) for b in todo], _re2_options().max_mem))
@@ -804,12 +810,15 @@ class BranchMemo:
             for i, data in enumerate(self.data):
                 for b in match(data) or ():
                     hits[b].append(i)
-            for branch, found in zip(todo, hits):
-                known[branch] = self._found[(branch, ignore_case)] = found
-                self._hits += len(found)
-            # Over the bounds, the least recently used go first; this pattern's own branches stay.
-            while len(self._found) > max(self.SIZE, len(known)) or (self._hits > self.HITS and len(self._found) > len(known)):
-                self._hits -= len(self._found.popitem(last=False)[1])
+            with self._lock:
+                for branch, found in zip(todo, hits):
+                    known[branch] = found
+                    old = self._found.pop((branch, ignore_case), None)  # another request's pass, the same
+                    self._hits += len(found) - (len(old) if old is not None else 0)
+                    self._found[(branch, ignore_case)] = found
+                # Over the bounds, the least recently used go first; this pattern's own branches stay.
+                while len(self._found) > max(self.SIZE, len(known)) or (self._hits > self.HITS and len(self._found) > len(known)):
+                    self._hits -= len(self._found.popitem(last=False)[1])
         return [list(known[b]) for b in branches]
 
 

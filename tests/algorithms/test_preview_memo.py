@@ -158,3 +158,39 @@ def test_highlighting_without_capturing_groups_marks_what_re_marks_for_every_sta
         for text in texts:
             expected = [m.span() for m in plain.finditer(text) if m.end() > m.start()][:50]
             assert extraction.match_spans(text, compiled, "preview") == expected, slug
+
+
+def test_one_memo_serves_previews_in_several_threads_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A threaded server previews for several TAs over one bank's memo: each gets what matching alone
+    gives, and the memo's count of what it keeps stays true while lines come and go."""
+    import sys
+    import threading
+
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # switch threads as often as possible, to meet the races
+    try:
+        texts = [f"alpha{i % 7} beta{i % 5} gamma{i % 3}" for i in range(300)]
+        memo = BranchMemo(texts)
+        monkeypatch.setattr(BranchMemo, "SIZE", 4)
+        monkeypatch.setattr(BranchMemo, "HITS", 200)
+        patterns = [rf"\balpha{a}\b|\bbeta{b}\b|\bgamma{g}\b" for a in range(7) for b in range(5) for g in range(3)]
+        expected = {p: extraction.branch_matching(p, True, texts).by_branch for p in patterns}
+        errors: list[BaseException] = []
+
+        def preview(offset: int) -> None:
+            try:
+                for k in range(120):
+                    pattern = patterns[(offset * 37 + k * 11) % len(patterns)]
+                    assert extraction.branch_matching(pattern, True, texts, memo=memo).by_branch == expected[pattern]
+            except BaseException as error:  # noqa: BLE001 - reported below
+                errors.append(error)
+
+        threads = [threading.Thread(target=preview, args=(n,)) for n in range(6)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    finally:
+        sys.setswitchinterval(interval)
+    assert errors == []
+    assert memo._hits == sum(len(found) for found in memo._found.values())
