@@ -914,10 +914,10 @@ def branch_matching(
 
 def matching(
     pattern: str, ignore_case: bool, texts: Sequence[str], timeout: float = DEFAULT_TIMEOUT, budget: float | None = DEFAULT_BUDGET,
-    statement_pattern: str = "", slug: str = "preview",
+    statement_pattern: str = "", slug: str = "preview", memo: BranchMemo | None = None,
 ) -> tuple[CompiledRules, list[int]]:
     """Indices of the texts a rule matches, and the compiled rule (named ``slug``) for spans."""
-    result = branch_matching(pattern, ignore_case, texts, timeout, budget, statement_pattern, slug)
+    result = branch_matching(pattern, ignore_case, texts, timeout, budget, statement_pattern, slug, memo)
     return result.compiled, result.found
 
 

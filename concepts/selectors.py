@@ -239,7 +239,8 @@ class RulePreview:
 
 def _matching_ids(pattern: str, ignore_case: bool, bank: BankTexts, statement_pattern: str = "") -> tuple[extraction.CompiledRules, set[int]]:
     compiled, found = extraction.matching(
-        pattern, ignore_case, bank.texts, budget=settings.RULE_FALLBACK_BUDGET_SECONDS, statement_pattern=statement_pattern
+        pattern, ignore_case, bank.texts, budget=settings.RULE_FALLBACK_BUDGET_SECONDS, statement_pattern=statement_pattern,
+        memo=bank.branch_memo,
     )
     return compiled, {bank.ids[i] for i in found}
 
@@ -423,7 +424,8 @@ def rule_suggestions(
     if pattern.strip() or statement_pattern.strip():
         try:
             extraction.check_rule(pattern, statement_pattern, ignore_case)
-            for i in extraction.matching(pattern, ignore_case, bank.texts, statement_pattern=statement_pattern)[1]:
+            # The preview just matched these lines: their matches come from the bank's memo.
+            for i in extraction.matching(pattern, ignore_case, bank.texts, statement_pattern=statement_pattern, memo=bank.branch_memo)[1]:
                 matched[i] = True
         except extraction.RuleError as exc:
             result.error = exc.message

@@ -482,3 +482,17 @@ def test_a_label_given_between_keystrokes_counts_in_the_next(client: Any, alice:
     assert 'id="fn-count">FN 4<' in preview(client, r"\bsample mean\b").content.decode()
     GroundTruthLabel.objects.filter(problem=bank["avg1"]).delete()
     assert 'id="fn-count">FN 3<' in preview(client, r"\bsample mean\b").content.decode()
+
+
+def test_the_suggestions_fetched_after_a_preview_match_no_line_again(client: Any, alice: Any, bank: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    from concepts import extraction
+
+    client.force_login(alice)
+    pattern = "\\bsample mean\\b\n\\bmean of\\b"
+    preview(client, pattern)
+    compiled: list[list[str]] = []
+    real = extraction._set_of
+    monkeypatch.setattr(extraction, "_set_of", lambda entries, *a, **k: compiled.append([p for _, p in entries]) or real(entries, *a, **k))
+    body = preview(client, pattern, url="concepts:rule-suggestions").content.decode()
+    assert "average" in body  # the missed problems' phrase is suggested, as before
+    assert compiled == []
