@@ -112,6 +112,9 @@ def test_a_memo_is_refused_for_other_texts() -> None:
         r"a|(?i)b",  # a global flag not at the start
         r"(?P<n>a)|(?P=m)",  # a reference to an unknown group
         r"(a)|\2",  # a reference to a group no branch has
+        r"(?<=a+)x|*y",  # a compile error in the first branch, a syntax error (found first) in the second
+        r"\bchoose\b|(?<=a|bc)x|\q",  # the same, the look-behind's in a middle branch
+        "(?x:a#)|(\n)|*",  # a `|` in a verbose comment looks top-level to the scanner
     ],
 )
 def test_an_error_is_found_and_placed_as_in_the_whole_pattern(pattern: str) -> None:
@@ -133,6 +136,22 @@ def test_a_pattern_matching_the_empty_string_is_refused_whichever_branch_does(pa
             extraction.check_pattern(pattern)
     else:
         extraction.check_pattern(pattern)
+
+
+@pytest.mark.parametrize(
+    "pattern",
+    [
+        "(?x:a#)\n|b#(\n)",  # verbose: `#)` is a comment, so the `|` is inside the group
+        r"x(?#[)(a(?#])|b(?#())",  # comments with a `[` and a `(`: `x(a|b)` to `re`
+        "(?x: \\bbinom  # ) | (  (a comment)\n | \\bchoose\\b)",
+    ],
+)
+def test_a_pattern_re_takes_whole_is_taken_where_the_scanner_misreads_its_branches(pattern: str) -> None:
+    """The scanner of top-level `|`s reads neither comments nor verbose mode: where it cuts a pattern
+    at a `|` inside a group, the pieces are refused alone but the pattern is still checked as `re` reads it."""
+    re.compile(pattern, re.ASCII | re.IGNORECASE)
+    assert extraction._top_level_bars(pattern)  # the scanner does see a top-level `|`
+    assert extraction.check_pattern(pattern) == extraction.ENGINE_BACKTRACKING
 
 
 def test_a_keystroke_compiles_only_the_branch_it_changed(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -194,3 +213,12 @@ def test_one_memo_serves_previews_in_several_threads_at_once(monkeypatch: pytest
         sys.setswitchinterval(interval)
     assert errors == []
     assert memo._hits == sum(len(found) for found in memo._found.values())
+
+
+@pytest.mark.parametrize("pattern", ["(?u)binom", r"\bchoose\b|(?u)x", "a{4294967296}|b"])
+def test_a_pattern_re_refuses_with_another_error_than_re_error_is_a_rule_error(pattern: str) -> None:
+    """`re` refuses `(?u)` beside the rules' ASCII flag with a ValueError, and a repeat count past its
+    limit with an OverflowError: each is a rule error with `re`'s message, not a crash of the preview."""
+    with pytest.raises(RuleError) as refused:
+        extraction.check_pattern(pattern)
+    assert refused.value.message
