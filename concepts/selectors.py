@@ -12,7 +12,7 @@ from typing import Any
 
 from django.conf import settings
 from django.core.cache import cache
-from django.db.models import Count, Exists, F, Max, OuterRef, Q, QuerySet
+from django.db.models import Count, Exists, F, Max, OuterRef, Q, QuerySet, Sum
 from django.http import Http404
 
 from concepts import extraction, mining, rule_analysis
@@ -128,8 +128,17 @@ def _bank_key(module_ids: list[int]) -> tuple[str, str]:
     # read off an index; together the three made PostgreSQL read every row of the table (10,000
     # problems: 7.5 ms, against 2 ms apart), on every keystroke of the rule editor.
     state = {"n": qs.count(), **qs.aggregate(last=Max("updated_at"), top=Max("id"))}
-    labels = {"n": GroundTruthLabel.objects.count(), **GroundTruthLabel.objects.aggregate(top=Max("id"))}
-    held_out = {"n": HeldOutProblem.objects.count(), **HeldOutProblem.objects.aggregate(top=Max("id"))}
+    # The sums of what a label or held-out mark refers to: the admin's change form edits one in place
+    # (same id, same count), and the bank holds each concept's labels (BankTexts.truth_by_concept).
+    # Read in the count's pass, off the (concept, problem) index and the one-to-one's.
+    # The sum of their products too: two labels that swap concepts keep both sums, not it.
+    labels = {
+        **GroundTruthLabel.objects.aggregate(
+            n=Count("id"), concepts=Sum("concept_id"), problems=Sum("problem_id"), pairs=Sum(F("concept_id") * F("problem_id"))
+        ),
+        **GroundTruthLabel.objects.aggregate(top=Max("id")),
+    }
+    held_out = {**HeldOutProblem.objects.aggregate(n=Count("id"), problems=Sum("problem_id")), **HeldOutProblem.objects.aggregate(top=Max("id"))}
     texts = json.dumps([sorted(module_ids), state, settings.RULES_READ_SOLUTIONS], default=str)
     raw = json.dumps([texts, labels, held_out], default=str)
     return "bank-texts:" + hashlib.sha1(raw.encode()).hexdigest(), "bank-only-texts:" + hashlib.sha1(texts.encode()).hexdigest()

@@ -484,6 +484,24 @@ def test_a_label_given_between_keystrokes_counts_in_the_next(client: Any, alice:
     assert 'id="fn-count">FN 3<' in preview(client, r"\bsample mean\b").content.decode()
 
 
+def test_a_label_changed_in_place_between_keystrokes_counts_in_the_next(client: Any, alice: Any, bank: Any) -> None:
+    """The admin's change form edits a label where it is (same id, same count of labels): the concept's
+    labels, read with the bank, are read again; so is a held-out mark moved to another problem."""
+    from concepts.models import Concept, GroundTruthLabel, HeldOutProblem
+
+    client.force_login(alice)
+    assert 'id="fn-count">FN 3<' in preview(client, r"\bsample mean\b").content.decode()
+    label = GroundTruthLabel.objects.get(problem=bank["avg1"])
+    label.concept = Concept.objects.get(slug="dice")
+    label.save()
+    assert 'id="fn-count">FN 2<' in preview(client, r"\bsample mean\b").content.decode()
+    held = HeldOutProblem.objects.create(problem=bank["free"])
+    assert 'id="fn-count">FN 2<' in preview(client, r"\bsample mean\b").content.decode()
+    held.problem = bank["avg2"]
+    held.save()
+    assert 'id="fn-count">FN 1<' in preview(client, r"\bsample mean\b").content.decode()
+
+
 def test_the_suggestions_fetched_after_a_preview_match_no_line_again(client: Any, alice: Any, bank: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     from concepts import extraction
 
@@ -496,3 +514,17 @@ def test_the_suggestions_fetched_after_a_preview_match_no_line_again(client: Any
     body = preview(client, pattern, url="concepts:rule-suggestions").content.decode()
     assert "average" in body  # the missed problems' phrase is suggested, as before
     assert compiled == []
+
+
+def test_two_labels_that_swap_concepts_between_keystrokes_count_in_the_next(client: Any, alice: Any, bank: Any) -> None:
+    """The labels' count, highest id and sums of concepts and problems all stay; the preview still sees it."""
+    from concepts.models import GroundTruthLabel
+
+    client.force_login(alice)
+    assert 'id="fn-count">FN 3<' in preview(client, r"\bsample mean\b").content.decode()
+    avg1, dice = GroundTruthLabel.objects.get(problem=bank["avg1"]), GroundTruthLabel.objects.get(problem=bank["die2"])
+    avg1.concept_id, dice.concept_id = dice.concept_id, avg1.concept_id
+    avg1.save()
+    dice.save()
+    missed = section(preview(client, r"\bsample mean\b").content.decode(), "preview-missed")
+    assert "Missed (FN): 3" in missed and "Die2" in missed and "Avg1" not in missed  # the count stays; who is missed does not
