@@ -54,6 +54,8 @@ def p95(times: list[float]) -> float:
 
 
 def line(name: str, times: list[float], extra: str = "") -> str:
+    if not times:  # nothing to time (a bank with every problem labelled has no problem to label anew)
+        return f"{name:28} {'-':>8} {'-':>8} {'-':>8}  {extra}"
     return f"{name:28} {statistics.median(times):8.1f} {p95(times):8.1f} {max(times):8.1f}  {extra}"
 
 
