@@ -833,8 +833,8 @@ class BranchMemo:
 
 
 def _lazy_set(entries: list[tuple[str, str]]) -> Callable[[bytes], object]:
-    """A set's Match, compiled on its first call: a preview whose matches came from a BranchMemo only
-    needs the set to read statements (BranchMatches.in_solution_only), and a bank without solutions never does."""
+    """A set's Match, compiled on its first call: matches read from a BranchMemo need the set only to
+    read statements (BranchMatches.in_solution_only), and a bank without solutions never does."""
     built: list[Callable[[bytes], object]] = []
 
     def match(data: bytes) -> object:
@@ -845,46 +845,28 @@ def _lazy_set(entries: list[tuple[str, str]]) -> Callable[[bytes], object]:
     return match
 
 
-def _branch_matching(
-    pattern: str, ignore_case: bool, texts: Sequence[str], timeout: float, budget: float | None, slug: str = "preview",
-    memo: BranchMemo | None = None,
-) -> BranchMatches:
+def _branch_matching(pattern: str, ignore_case: bool, memo: BranchMemo, timeout: float, budget: float | None, slug: str = "preview") -> BranchMatches:
     rule = Rule(slug, pattern, ignore_case)
     engine = check_pattern(pattern, ignore_case)
     if engine != ENGINE_RE2:
         compiled = compile_rules([rule], timeout=timeout, budget=budget)
-        return BranchMatches(compiled, [i for i, text in enumerate(texts) if extract(text, compiled, i)])
+        return BranchMatches(compiled, [i for i, text in enumerate(memo.texts) if extract(text, compiled, i)])
     # The preview runs on every keystroke, so nothing else is built: not the gap split and the sets
     # of `compile_rules` (a third of the time of a 4,000-character rule), only the pattern for spans.
     compiled = CompiledRules(
         slugs=[slug], engines={slug: engine}, set_slugs=[slug], single={slug: _compile_single(rule, engine)}, timeout=timeout, budget=budget,
     )
-    # One rule alone has no other rules' states to multiply: its branches in one set, whose Match (a
-    # single C call a text) says which branches matched, for 0-15% more time than the whole pattern.
-    # Flags at the very start apply to every branch (`(?i)a|b`): such a pattern is matched whole.
+    # One rule alone has no other rules' states to multiply: the branches the memo lacks go in one set,
+    # whose Match (a single C call a text) says which branches matched, for 0-15% more time than the
+    # whole pattern. Flags at the very start apply to every branch (`(?i)a|b`): such a pattern is matched whole.
     branches = [pattern] if _LEADING_FLAGS.match(pattern) else top_level_branches(pattern)
-    if memo is not None:
-        try:
-            by_branch = memo.by_branch(branches, ignore_case, slug)
-        except RuleError:  # a branch RE2 takes only inside the whole (a group reference across branches)
-            branches = [pattern]
-            by_branch = memo.by_branch(branches, ignore_case, slug)
-        found = sorted(set().union(*by_branch))
-        return BranchMatches(compiled, found, branches, by_branch, match=_lazy_set([(slug, _flagged(b, ignore_case)) for b in branches]))
     try:
-        match = _raw_match(_set_of([(slug, _flagged(b, ignore_case)) for b in branches], _re2_options().max_mem))
+        by_branch = memo.by_branch(branches, ignore_case, slug)
     except RuleError:  # a branch RE2 takes only inside the whole (a group reference across branches)
         branches = [pattern]
-        match = _raw_match(_set_of([(slug, _flagged(pattern, ignore_case))], _re2_options().max_mem))
-    found: list[int] = []
-    by_branch: list[list[int]] = [[] for _ in branches]
-    for i, text in enumerate(texts):
-        hits = match(text.encode())
-        if hits:
-            found.append(i)
-            for b in hits:
-                by_branch[b].append(i)
-    return BranchMatches(compiled, found, branches, by_branch, match=match)
+        by_branch = memo.by_branch(branches, ignore_case, slug)
+    found = sorted(set().union(*by_branch))
+    return BranchMatches(compiled, found, branches, by_branch, match=_lazy_set([(slug, _flagged(b, ignore_case)) for b in branches]))
 
 
 def branch_matching(
@@ -895,22 +877,22 @@ def branch_matching(
     which of its branches matched each. Raises as `matching`; an error in the statement-only pattern
     says so. ``slug``: the rule's name in the compiled rule and in errors (a saved rule's own, so a
     timeout names it; "preview" for the text in the editor). ``memo``: a BranchMemo of ``texts``, whose
-    branches' matches are reused (the live preview's, between keystrokes)."""
-    if memo is not None and len(memo.texts) != len(texts):
+    branches' matches are reused (the live preview's, between keystrokes); without one, a memo of this
+    call alone."""
+    if memo is None:
+        memo = BranchMemo(texts)
+    elif len(memo.texts) != len(texts):
         raise ValueError("the memo was made for other texts")
     if not statement_pattern:
-        return _branch_matching(pattern, ignore_case, texts, timeout, budget, slug, memo)
+        return _branch_matching(pattern, ignore_case, memo, timeout, budget, slug)
     try:
-        statements = memo.statements().texts if memo is not None else [statement_of(t) for t in texts]
-        in_statement = _branch_matching(
-            statement_pattern, ignore_case, statements, timeout, budget, slug, memo.statements() if memo is not None else None
-        )
+        in_statement = _branch_matching(statement_pattern, ignore_case, memo.statements(), timeout, budget, slug)
     except RuleError as exc:
         raise exc.in_statement_pattern() from None
     if not pattern:
         compiled = CompiledRules(slugs=[slug], engines={}, set_slugs=[], timeout=timeout, budget=budget, statement=in_statement.compiled)
         return BranchMatches(compiled, in_statement.found, in_statement.branches, in_statement.by_branch, len(in_statement.branches))
-    anywhere = _branch_matching(pattern, ignore_case, texts, timeout, budget, slug, memo)
+    anywhere = _branch_matching(pattern, ignore_case, memo, timeout, budget, slug)
     anywhere.compiled.statement = in_statement.compiled
     return BranchMatches(
         anywhere.compiled,

@@ -130,15 +130,13 @@ def _bank_key(module_ids: list[int]) -> tuple[str, str]:
     state = {"n": qs.count(), **qs.aggregate(last=Max("updated_at"), top=Max("id"))}
     # The sums of what a label or held-out mark refers to: the admin's change form edits one in place
     # (same id, same count), and the bank holds each concept's labels (BankTexts.truth_by_concept).
-    # The sum of their products too: two labels that swap concepts keep both sums, not it. Read in the
-    # count's pass (26,000 labels: 7 ms, against 4.5 ms for the count alone).
-    labels = {
-        **GroundTruthLabel.objects.aggregate(
-            n=Count("id"), concepts=Sum("concept_id"), problems=Sum("problem_id"), pairs=Sum(F("concept_id") * F("problem_id"))
-        ),
-        **GroundTruthLabel.objects.aggregate(top=Max("id")),
-    }
-    held_out = {**HeldOutProblem.objects.aggregate(n=Count("id"), problems=Sum("problem_id")), **HeldOutProblem.objects.aggregate(top=Max("id"))}
+    # The sum of their products too: two labels that swap concepts keep both sums, not it. The sums
+    # read every row (26,000 labels: 7 ms, against 4.5 ms for the count alone), so the highest id is
+    # taken in the same pass.
+    labels = GroundTruthLabel.objects.aggregate(
+        n=Count("id"), top=Max("id"), concepts=Sum("concept_id"), problems=Sum("problem_id"), pairs=Sum(F("concept_id") * F("problem_id"))
+    )
+    held_out = HeldOutProblem.objects.aggregate(n=Count("id"), top=Max("id"), problems=Sum("problem_id"))
     texts = json.dumps([sorted(module_ids), state, settings.RULES_READ_SOLUTIONS], default=str)
     raw = json.dumps([texts, labels, held_out], default=str)
     return "bank-texts:" + hashlib.sha1(raw.encode()).hexdigest(), "bank-only-texts:" + hashlib.sha1(texts.encode()).hexdigest()
